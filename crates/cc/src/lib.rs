@@ -1,0 +1,306 @@
+//! tcplab-cc: congestion control as Linux structures it (algorithms.md §1.2). The sender
+//! owns the window (`CcCx::cwnd`, `ssthresh`, `cwnd_cnt`, like Linux's `struct tcp_sock`)
+//! and calls the hooks of a [`CongestionControl`] in Linux's per-ACK order; an algorithm
+//! only reacts to hooks and edits the window or the pacing rate. Nothing here knows of
+//! packets or links: an algorithm can be tested with a dozen lines of fake ACKs.
+//!
+//! This departs from the `on_ack/on_loss/cwnd()` shape sketched in design.md §3 on purpose:
+//! mirroring `tcp_congestion_ops` one-to-one keeps every port line-by-line checkable against
+//! the spec (see docs/architecture.md).
+
+pub mod config;
+pub mod reno;
+
+pub use config::{AlgorithmInfo, CcConfig, ParamInfo};
+
+use std::fmt;
+use tcplab_core::SimTime;
+
+/// "Infinite" ssthresh, as Linux `TCP_INFINITE_SSTHRESH`.
+pub const INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
+
+/// Linux congestion-avoidance state (`icsk_ca_state`), ordered as in Linux.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum CaState {
+    Open,
+    Disorder,
+    Cwr,
+    Recovery,
+    Loss,
+}
+
+/// Events of `cwnd_event` (Linux `enum tcp_ca_event`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CwndEvent {
+    /// First transmission when nothing is in flight.
+    TxStart,
+    /// Congestion window restart after idle.
+    CwndRestart,
+    /// End of congestion window reduction (leaving CWR or Recovery).
+    CompleteCwr,
+    /// Retransmission timeout.
+    Loss,
+    /// The receiver saw a CE mark where the previous packet had none.
+    EcnIsCe,
+    /// The receiver saw no CE mark where the previous packet had one.
+    EcnNoCe,
+}
+
+/// Flags of `in_ack_event` (Linux `CA_ACK_*`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AckFlags {
+    /// The ACK was processed on the slow path (carried SACK, was a duplicate, ...).
+    pub slowpath: bool,
+    /// The ACK only updated the window.
+    pub win_update: bool,
+    /// The ACK carried ECN-Echo.
+    pub ece: bool,
+}
+
+/// Argument of `pkts_acked` (Linux `struct ack_sample`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AckSample {
+    /// Packets removed from the retransmit queue by this ACK (cumulatively ACKed).
+    pub pkts_acked: u32,
+    /// RTT of the newest never-retransmitted packet this ACK newly (S)ACKed, µs; -1 if none.
+    pub rtt_us: i64,
+    /// Packets in flight before this ACK.
+    pub in_flight: u32,
+}
+
+/// A delivery-rate sample (Linux `struct rate_sample`, tcp_rate.c; algorithms.md §1.10).
+/// Times are in µs as in Linux; `-1` marks an invalid field.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RateSample {
+    /// When the sampled packet's `delivered` snapshot was taken.
+    pub prior_mstamp: SimTime,
+    /// `delivered` at the time the sampled packet was sent.
+    pub prior_delivered: u64,
+    /// `delivered_ce` at the time the sampled packet was sent.
+    pub prior_delivered_ce: u64,
+    /// Packets delivered over `interval_us`; -1 if no valid sample.
+    pub delivered: i64,
+    /// CE-marked packets delivered over the interval.
+    pub delivered_ce: i64,
+    /// Length of the sampling interval, µs; -1 if invalid.
+    pub interval_us: i64,
+    /// Send-side part of the interval, µs.
+    pub snd_interval_us: i64,
+    /// ACK-side part of the interval, µs.
+    pub rcv_interval_us: i64,
+    /// RTT sample of this ACK, µs; -1 if none.
+    pub rtt_us: i64,
+    /// Packets newly marked lost on this ACK.
+    pub losses: u32,
+    /// Packets newly ACKed or SACKed by this ACK.
+    pub acked_sacked: u32,
+    /// Packets in flight before this ACK.
+    pub prior_in_flight: u32,
+    /// Packets in flight when the sampled packet was sent (including it).
+    pub tx_in_flight: u32,
+    /// Packets marked lost between sending the sampled packet and now.
+    pub lost: u64,
+    pub is_app_limited: bool,
+    pub is_retrans: bool,
+    pub is_ack_delayed: bool,
+    pub is_ece: bool,
+}
+
+impl RateSample {
+    /// A sample with no valid rate information (as Linux produces when nothing timed was delivered).
+    pub fn invalid() -> Self {
+        RateSample {
+            prior_mstamp: SimTime::ZERO,
+            prior_delivered: 0,
+            prior_delivered_ce: 0,
+            delivered: -1,
+            delivered_ce: 0,
+            interval_us: -1,
+            snd_interval_us: -1,
+            rcv_interval_us: -1,
+            rtt_us: -1,
+            losses: 0,
+            acked_sacked: 0,
+            prior_in_flight: 0,
+            tx_in_flight: 0,
+            lost: 0,
+            is_app_limited: false,
+            is_retrans: false,
+            is_ack_delayed: false,
+            is_ece: false,
+        }
+    }
+}
+
+/// The sender state an algorithm sees and edits: Linux's `struct tcp_sock` fields that
+/// `tcp_congestion_ops` implementations touch. Windows in packets, sequence numbers in
+/// segments, times in simulated ns (`now`) or µs (`*_us`, as Linux).
+#[derive(Clone, Debug)]
+pub struct CcCx {
+    pub now: SimTime,
+    /// Payload bytes per segment.
+    pub mss: u32,
+    pub cwnd: u32,
+    pub ssthresh: u32,
+    /// Linux `snd_cwnd_cnt`: congestion-avoidance credit.
+    pub cwnd_cnt: u32,
+    /// Upper bound of cwnd (Linux `snd_cwnd_clamp`).
+    pub cwnd_clamp: u32,
+    /// cwnd saved by the sender when a reduction started (for undo).
+    pub prior_cwnd: u32,
+    /// Oldest unacknowledged segment.
+    pub snd_una: u32,
+    /// Next new segment to send.
+    pub snd_nxt: u32,
+    /// Segments sent and not yet cumulatively ACKed.
+    pub packets_out: u32,
+    /// Linux `tcp_packets_in_flight`: packets_out − (sacked + lost) + retransmitted.
+    pub in_flight: u32,
+    /// Smoothed RTT in µs, 0 before the first sample (Linux keeps srtt_us << 3; this is plain µs).
+    pub srtt_us: u64,
+    /// Windowed minimum RTT (Linux `tcp_min_rtt`, 300 s window), µs; `u64::MAX` before any sample.
+    pub min_rtt_us: u64,
+    /// Packets delivered (ACKed or SACKed) so far.
+    pub delivered: u64,
+    /// CE-marked packets delivered so far.
+    pub delivered_ce: u64,
+    /// When `delivered` last changed (Linux `delivered_mstamp`).
+    pub delivered_time: SimTime,
+    /// Packets marked lost so far.
+    pub lost: u64,
+    /// Linux `app_limited`: 0, or the `delivered` count that ends the current app-limited bubble.
+    pub app_limited: u64,
+    /// Linux `is_cwnd_limited`: the last flight was limited by cwnd.
+    pub is_cwnd_limited: bool,
+    /// Most packets in flight during the last flight (Linux `max_packets_out`).
+    pub max_packets_out: u32,
+    pub ca_state: CaState,
+    /// Pacing rate in bytes per second (Linux `sk_pacing_rate`); 0 = unset. Set by
+    /// `cong_control` algorithms, or by the sender's fq rule (algorithms.md §1.9).
+    pub pacing_rate: u64,
+    /// Whether packets are actually paced (BBR always; others only with `pacing = "fq"`).
+    pub paced: bool,
+    /// Earliest departure time of the next packet (Linux `tcp_wstamp_ns`).
+    pub next_send_time: SimTime,
+    /// ECN negotiated for this connection.
+    pub ecn_enabled: bool,
+}
+
+impl CcCx {
+    /// A fresh connection: cwnd 10, ssthresh infinite (algorithms.md §1.1).
+    pub fn new(mss: u32) -> Self {
+        CcCx {
+            now: SimTime::ZERO,
+            mss,
+            cwnd: 10,
+            ssthresh: INFINITE_SSTHRESH,
+            cwnd_cnt: 0,
+            cwnd_clamp: u32::MAX / 2,
+            prior_cwnd: 0,
+            snd_una: 0,
+            snd_nxt: 0,
+            packets_out: 0,
+            in_flight: 0,
+            srtt_us: 0,
+            min_rtt_us: u64::MAX,
+            delivered: 0,
+            delivered_ce: 0,
+            delivered_time: SimTime::ZERO,
+            lost: 0,
+            app_limited: 0,
+            is_cwnd_limited: false,
+            max_packets_out: 0,
+            ca_state: CaState::Open,
+            pacing_rate: 0,
+            paced: false,
+            next_send_time: SimTime::ZERO,
+            ecn_enabled: false,
+        }
+    }
+
+    /// Linux `tcp_in_slow_start`.
+    pub fn in_slow_start(&self) -> bool {
+        self.cwnd < self.ssthresh
+    }
+
+    /// Linux `tcp_is_cwnd_limited` (algorithms.md §1.8).
+    pub fn is_cwnd_limited(&self) -> bool {
+        if self.in_slow_start() {
+            return self.cwnd < 2 * self.max_packets_out;
+        }
+        self.is_cwnd_limited
+    }
+
+    /// Linux `tcp_slow_start`: grows cwnd by `acked` up to ssthresh; returns the leftover
+    /// `acked` for congestion avoidance in the same ACK (algorithms.md §1.12).
+    pub fn slow_start(&mut self, acked: u32) -> u32 {
+        let cwnd = self.cwnd.saturating_add(acked).min(self.ssthresh);
+        let leftover = acked - (cwnd - self.cwnd).min(acked);
+        self.cwnd = cwnd.min(self.cwnd_clamp);
+        leftover
+    }
+
+    /// Linux `tcp_cong_avoid_ai`: +1 packet per `w` packets acked (algorithms.md §1.12).
+    pub fn cong_avoid_ai(&mut self, w: u32, acked: u32) {
+        let w = w.max(1);
+        if self.cwnd_cnt >= w {
+            self.cwnd_cnt = 0;
+            self.cwnd += 1;
+        }
+        self.cwnd_cnt += acked;
+        if self.cwnd_cnt >= w {
+            let delta = self.cwnd_cnt / w;
+            self.cwnd_cnt -= delta * w;
+            self.cwnd += delta;
+        }
+        self.cwnd = self.cwnd.min(self.cwnd_clamp);
+    }
+}
+
+/// A congestion-control algorithm: Linux `tcp_congestion_ops`. The sender calls the hooks
+/// in Linux order (algorithms.md §1.2): `in_ack_event`, `pkts_acked`, loss detection
+/// (`ssthresh`, `set_state`, `cwnd_event(CompleteCwr)`), then `cong_control` if
+/// [`has_cong_control`](Self::has_cong_control), else PRR in CWR/Recovery or `cong_avoid`.
+pub trait CongestionControl: Send + fmt::Debug {
+    /// Name as in the scenario file (`"cubic"`, `"bbr"`, ...).
+    fn name(&self) -> &'static str;
+
+    /// Connection established.
+    fn init(&mut self, _cx: &mut CcCx) {}
+
+    /// The new ssthresh on entering Recovery, CWR or Loss.
+    fn ssthresh(&mut self, cx: &mut CcCx) -> u32;
+
+    /// Window growth; called only in Open/Disorder on ACKs that may raise cwnd.
+    fn cong_avoid(&mut self, _cx: &mut CcCx, _acked: u32) {}
+
+    /// True for algorithms that replace `cong_avoid` + PRR + pacing (BBR).
+    fn has_cong_control(&self) -> bool {
+        false
+    }
+
+    /// Per-ACK control with the rate sample (only if `has_cong_control`).
+    fn cong_control(&mut self, _cx: &mut CcCx, _rs: &RateSample) {}
+
+    /// Every ACK, before RTT and ACK processing.
+    fn in_ack_event(&mut self, _cx: &mut CcCx, _flags: AckFlags) {}
+
+    /// Every ACK after the retransmit queue is cleaned and the RTT estimator updated.
+    fn pkts_acked(&mut self, _cx: &mut CcCx, _sample: &AckSample) {}
+
+    /// Congestion-avoidance state change (`cx.ca_state` still holds the old state).
+    fn set_state(&mut self, _cx: &mut CcCx, _new_state: CaState) {}
+
+    fn cwnd_event(&mut self, _cx: &mut CcCx, _ev: CwndEvent) {}
+
+    /// The cwnd to restore when a loss episode proves spurious (sender takes the max).
+    fn undo_cwnd(&mut self, cx: &mut CcCx) -> u32 {
+        cx.cwnd.max(cx.prior_cwnd)
+    }
+
+    /// The algorithm's own mode for the `cc_state` column (e.g. BBR's "PROBE_BW"), or
+    /// None to let the sender report its Linux CA state.
+    fn mode(&self) -> Option<&'static str> {
+        None
+    }
+}
