@@ -1,12 +1,16 @@
 //! Choosing an algorithm in a scenario: `cc = "cubic"` takes the defaults,
 //! `cc = { kind = "cubic", beta = 0.7 }` sets parameters. Each algorithm owns its
-//! parameter struct (in its own file); this module maps names to them, builds instances
-//! and describes every algorithm for `tcplab list`.
+//! parameter struct (in its own file) and describes it through [`AlgorithmConfig`]; this
+//! module maps names to them, builds instances and describes every algorithm for
+//! `tcplab list`.
 
-use crate::reno::{Reno, RenoConfig};
+use crate::bbr::BbrConfig;
+use crate::cubic::CubicConfig;
+use crate::reno::RenoConfig;
 use crate::CongestionControl;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use std::fmt::Display;
 use tcplab_core::SimRng;
 
 /// The algorithm of one flow and its parameters.
@@ -17,6 +21,23 @@ pub enum CcConfig {
     /// NewReno (Linux "reno").
     #[serde(rename = "newreno")]
     NewReno(RenoConfig),
+    /// CUBIC with HyStart (Linux tcp_cubic.c).
+    #[serde(rename = "cubic")]
+    Cubic(CubicConfig),
+    /// BBR v1 (Linux tcp_bbr.c).
+    #[serde(rename = "bbr")]
+    Bbr(BbrConfig),
+}
+
+/// Applies `$e` to the parameter struct `$c` of whichever algorithm `$cfg` holds.
+macro_rules! with_config {
+    ($cfg:expr, $c:ident => $e:expr) => {
+        match $cfg {
+            CcConfig::NewReno($c) => $e,
+            CcConfig::Cubic($c) => $e,
+            CcConfig::Bbr($c) => $e,
+        }
+    };
 }
 
 /// What a scenario may write: a bare name or a table with `kind`.
@@ -28,7 +49,7 @@ enum CcSpec {
 }
 
 /// Names accepted for each algorithm, the first being canonical.
-const ALIASES: &[(&str, &str)] = &[("reno", "newreno")];
+const ALIASES: &[(&str, &str)] = &[("reno", "newreno"), ("bbr1", "bbr")];
 
 fn canonical(name: &str) -> &str {
     ALIASES.iter().find(|(alias, _)| *alias == name).map_or(name, |(_, canon)| canon)
@@ -70,9 +91,15 @@ impl<'de> Deserialize<'de> for CcConfigTable {
         enum Tagged {
             #[serde(rename = "newreno")]
             NewReno(RenoConfig),
+            #[serde(rename = "cubic")]
+            Cubic(CubicConfig),
+            #[serde(rename = "bbr")]
+            Bbr(BbrConfig),
         }
         Ok(CcConfigTable(match Tagged::deserialize(d)? {
             Tagged::NewReno(c) => CcConfig::NewReno(c),
+            Tagged::Cubic(c) => CcConfig::Cubic(c),
+            Tagged::Bbr(c) => CcConfig::Bbr(c),
         }))
     }
 }
@@ -94,6 +121,61 @@ pub struct AlgorithmInfo {
     pub params: Vec<ParamInfo>,
 }
 
+/// Name, unit and one-line description of a parameter; its default is read from the
+/// parameter struct's `Default`, so it cannot drift from the code.
+pub struct ParamDoc {
+    pub name: &'static str,
+    pub unit: &'static str,
+    pub doc: &'static str,
+}
+
+/// What each algorithm's parameter struct provides to the registry.
+pub trait AlgorithmConfig: Default + Serialize {
+    /// Canonical name, equal to the serde tag of its `CcConfig` variant.
+    const NAME: &'static str;
+    /// One line for `tcplab list`.
+    const SUMMARY: &'static str;
+    /// Every field, in declaration order.
+    const PARAMS: &'static [ParamDoc];
+
+    /// Range checks; the error names the parameter and what is allowed.
+    fn validate(&self) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// A fresh instance; `rng` is the flow's own stream for algorithms that draw.
+    fn build(&self, rng: SimRng) -> Box<dyn CongestionControl>;
+}
+
+/// `Ok` if `ok`, else "`name` = `value` is out of range; allowed: `allowed`".
+pub(crate) fn check_range(name: &str, value: impl Display, ok: bool, allowed: &str) -> Result<(), String> {
+    if ok {
+        Ok(())
+    } else {
+        Err(format!("{name} = {value} is out of range; allowed: {allowed}"))
+    }
+}
+
+fn info<T: AlgorithmConfig>() -> AlgorithmInfo {
+    let defaults = serde_json::to_value(T::default()).expect("parameter structs serialize");
+    let params = T::PARAMS
+        .iter()
+        .map(|p| {
+            let default = match &defaults[p.name] {
+                serde_json::Value::Null => panic!("{}: PARAMS names {:?}, which is not a field", T::NAME, p.name),
+                serde_json::Value::String(s) => s.clone(),
+                v => v.to_string(),
+            };
+            ParamInfo { name: p.name, default, unit: p.unit, doc: p.doc }
+        })
+        .collect();
+    AlgorithmInfo { name: T::NAME, summary: T::SUMMARY, params }
+}
+
+fn name_of<T: AlgorithmConfig>(_: &T) -> &'static str {
+    T::NAME
+}
+
 impl CcConfig {
     /// Canonical names of every algorithm.
     pub fn names() -> Vec<&'static str> {
@@ -102,27 +184,21 @@ impl CcConfig {
 
     /// Every algorithm with its parameters and defaults.
     pub fn catalog() -> Vec<AlgorithmInfo> {
-        vec![AlgorithmInfo { name: "newreno", summary: "NewReno with SACK and PRR, Linux \"reno\" counting (RFC 5681/6582/6675)", params: vec![] }]
+        vec![info::<RenoConfig>(), info::<CubicConfig>(), info::<BbrConfig>()]
     }
 
     pub fn name(&self) -> &'static str {
-        match self {
-            CcConfig::NewReno(_) => "newreno",
-        }
+        with_config!(self, c => name_of(c))
     }
 
     /// Checks parameter ranges; the error names the parameter and what is allowed.
     pub fn validate(&self) -> Result<(), String> {
-        match self {
-            CcConfig::NewReno(_) => Ok(()),
-        }
+        with_config!(self, c => c.validate())
     }
 
     /// A fresh instance; `rng` is the flow's own stream for algorithms that draw.
-    pub fn build(&self, _rng: SimRng) -> Box<dyn CongestionControl> {
-        match self {
-            CcConfig::NewReno(_) => Box::new(Reno),
-        }
+    pub fn build(&self, rng: SimRng) -> Box<dyn CongestionControl> {
+        with_config!(self, c => c.build(rng))
     }
 }
 
@@ -145,6 +221,44 @@ mod tests {
         assert!(e.contains("unknown algorithm \"cubbic\"") && e.contains("newreno"), "{e}");
         let e = serde_json::from_str::<CcConfig>(r#"{"kind": "newreno", "beta": 1}"#).unwrap_err().to_string();
         assert!(e.contains("unknown field `beta`"), "{e}");
+    }
+
+    #[test]
+    fn every_catalog_name_parses_builds_and_names_itself() {
+        for info in CcConfig::catalog() {
+            let c: CcConfig = serde_json::from_value(serde_json::json!(info.name)).unwrap();
+            assert_eq!(c.name(), info.name);
+            assert_eq!(c.validate(), Ok(()), "{}: defaults must validate", info.name);
+            assert_eq!(c.build(SimRng::stream(1, "cc")).name(), info.name);
+        }
+        let bbr1: CcConfig = serde_json::from_str(r#""bbr1""#).unwrap();
+        assert_eq!(bbr1.name(), "bbr");
+    }
+
+    #[test]
+    fn catalog_params_are_exactly_the_fields_and_documented() {
+        for info in CcConfig::catalog() {
+            let c: CcConfig = serde_json::from_value(serde_json::json!(info.name)).unwrap();
+            let serde_json::Value::Object(table) = serde_json::to_value(&c).unwrap() else { panic!() };
+            let fields: Vec<&str> = table.keys().map(String::as_str).filter(|k| *k != "kind").collect();
+            let mut params: Vec<&str> = info.params.iter().map(|p| p.name).collect();
+            params.sort_unstable();
+            assert_eq!(params, fields, "{}", info.name);
+            for p in &info.params {
+                assert!(!p.doc.is_empty() && !p.default.is_empty(), "{}.{}", info.name, p.name);
+            }
+        }
+    }
+
+    #[test]
+    fn parameters_parse_from_a_table_and_ranges_are_checked() {
+        let c: CcConfig = serde_json::from_str(r#"{"kind": "cubic", "beta": 1.5}"#).unwrap();
+        assert_eq!(c.validate(), Err("beta = 1.5 is out of range; allowed: 0 < beta < 1".into()));
+        let c: CcConfig = serde_json::from_str(r#"{"kind": "bbr1", "cwnd_gain": 0}"#).unwrap();
+        let e = c.validate().unwrap_err();
+        assert!(e.starts_with("cwnd_gain = 0 is out of range"), "{e}");
+        let c: CcConfig = serde_json::from_str(r#"{"kind": "bbr", "lt_bw": false, "bw_win_rounds": 0}"#).unwrap();
+        assert!(c.validate().unwrap_err().contains("bw_win_rounds = 0"));
     }
 
     #[test]

@@ -8,8 +8,11 @@
 //! mirroring `tcp_congestion_ops` one-to-one keeps every port line-by-line checkable against
 //! the spec (see docs/architecture.md).
 
+pub mod bbr;
 pub mod config;
+pub mod cubic;
 pub mod reno;
+pub mod testkit;
 
 pub use config::{AlgorithmInfo, CcConfig, ParamInfo};
 
@@ -182,6 +185,10 @@ pub struct CcCx {
     pub paced: bool,
     /// Earliest departure time of the next packet (Linux `tcp_wstamp_ns`).
     pub next_send_time: SimTime,
+    /// When data was last sent (Linux `lsndtime`). The sender raises `CwndEvent::TxStart`
+    /// *before* updating it, so during that event it still holds the previous send time
+    /// (CUBIC shifts its epoch by the idle time, algorithms.md §3.4).
+    pub last_send_time: SimTime,
     /// ECN negotiated for this connection.
     pub ecn_enabled: bool,
 }
@@ -214,6 +221,7 @@ impl CcCx {
             pacing_rate: 0,
             paced: false,
             next_send_time: SimTime::ZERO,
+            last_send_time: SimTime::ZERO,
             ecn_enabled: false,
         }
     }

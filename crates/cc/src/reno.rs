@@ -3,14 +3,25 @@
 //! Recovery itself (PRR, SACK) lives in the sender. ns-3 TcpNewReno grows per ACK instead of
 //! per packet acked (half as fast per RTT with delayed ACKs); Linux counting is used here.
 
+use crate::config::{AlgorithmConfig, ParamDoc};
 use crate::{CcCx, CongestionControl};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use tcplab_core::SimRng;
 
 /// Parameters of NewReno (none: Linux reno has no tunables).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RenoConfig {}
+
+impl AlgorithmConfig for RenoConfig {
+    const NAME: &'static str = "newreno";
+    const SUMMARY: &'static str = "NewReno with SACK and PRR, Linux \"reno\" counting (RFC 5681/6582/6675)";
+    const PARAMS: &'static [ParamDoc] = &[];
+    fn build(&self, _rng: SimRng) -> Box<dyn CongestionControl> {
+        Box::new(Reno)
+    }
+}
 
 #[derive(Debug, Default)]
 pub struct Reno;

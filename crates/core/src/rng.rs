@@ -49,7 +49,7 @@ impl SimRng {
 
     /// Uniform integer in [0, n); `n` must be positive.
     pub fn below(&mut self, n: u32) -> u32 {
-        ((self.next_u64() >> 32) * n as u64 >> 32) as u32
+        (((self.next_u64() >> 32) * n as u64) >> 32) as u32
     }
 
     /// True with probability `p`.

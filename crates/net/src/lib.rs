@@ -1,1 +1,24 @@
-//! placeholder
+//! tcplab-net: the network a scenario describes — nodes (hosts and routers), full-duplex
+//! links split into two directions, each with its own queue and link model, and static
+//! shortest-path routing. It moves packets; TCP endpoints live in the simulator that drives it.
+
+pub mod link;
+pub mod queue;
+pub mod routing;
+
+pub use link::{Direction, LinkModel, Transmission, WiredLink};
+pub use queue::{DropPolicy, FifoQueue, Queue, QueueLimit};
+pub use routing::RoutingTable;
+
+/// Whether a node runs applications (hosts) or only forwards (routers).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NodeRole {
+    Host,
+    Router,
+}
+
+#[derive(Clone, Debug)]
+pub struct Node {
+    pub name: String,
+    pub role: NodeRole,
+}

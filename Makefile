@@ -1,0 +1,43 @@
+# tcplab — `make demo` and `make test` set everything up from a fresh clone:
+# a .venv at the repository root, the Rust extension in release mode, Python dependencies.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test test-rust test-python bench schema install clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+# Rebuild the extension whenever Rust or packaging files change.
+$(STAMP): $(BIN)/python pyproject.toml Cargo.toml $(shell find crates -name '*.rs' -o -name Cargo.toml) $(shell find python -name '*.py' -o -name '*.toml')
+	$(BIN)/pip install --quiet "maturin>=1.7,<2" "pytest>=8"
+	$(BIN)/maturin develop --release --quiet --extras test
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: install
+	$(BIN)/tcplab demo
+
+test: install test-rust test-python
+
+test-rust:
+	cargo test --workspace --exclude tcplab-py
+
+test-python: install
+	$(BIN)/python -m pytest -q
+
+bench: install
+	cargo bench --workspace --exclude tcplab-py
+	$(BIN)/python benches/speed.py
+
+# Regenerate the checked-in JSON Schema after changing scenario types.
+schema: install
+	$(BIN)/tcplab schema > schema/scenario.schema.json
+
+clean:
+	rm -rf $(VENV) target

@@ -1,0 +1,225 @@
+//! One direction of a link: an egress queue, a link model that decides how long each packet
+//! occupies the transmitter and when (or whether) it reaches the far end, and the packets
+//! in propagation. A wired point-to-point link is the simplest model; WiFi and mmWave cells
+//! are further `LinkModel`s that the rest of the world sees the same way (design.md §3).
+
+use crate::queue::Queue;
+use std::collections::VecDeque;
+use tcplab_core::{LinkId, NodeId, Packet, Rate, SimDuration, SimRng, SimTime};
+
+/// IPv4 header bytes repeated in every extra fragment of a packet larger than the MTU.
+const IP_HEADER_BYTES: u64 = 20;
+
+/// What the link model decided for one packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Transmission {
+    /// When the transmitter is free again.
+    pub done_at: SimTime,
+    /// When the packet reaches the far end, or None if the link lost it.
+    pub arrives_at: Option<SimTime>,
+}
+
+/// How a link direction carries packets. Arrival times must not decrease from one packet
+/// to the next (links deliver in order).
+pub trait LinkModel: Send + std::fmt::Debug {
+    fn transmit(&mut self, pkt: &Packet, now: SimTime) -> Transmission;
+    /// Nominal capacity, for utilization.
+    fn rate(&self) -> Rate;
+}
+
+/// A wired point-to-point link direction: serialization at `rate`, constant propagation
+/// `delay`, optional independent random loss. A packet larger than the MTU travels as IP
+/// fragments: its serialization time includes the extra fragment headers and it is lost
+/// if any fragment is (loss probability applied per fragment).
+#[derive(Debug)]
+pub struct WiredLink {
+    pub rate: Rate,
+    pub delay: SimDuration,
+    pub mtu: u32,
+    pub loss: f64,
+    rng: SimRng,
+}
+
+impl WiredLink {
+    pub fn new(rate: Rate, delay: SimDuration, mtu: u32, loss: f64, rng: SimRng) -> Self {
+        WiredLink { rate, delay, mtu, loss, rng }
+    }
+
+    fn fragments(&self, size: u32) -> u64 {
+        if size <= self.mtu {
+            1
+        } else {
+            (size as u64 - IP_HEADER_BYTES).div_ceil(self.mtu as u64 - IP_HEADER_BYTES)
+        }
+    }
+}
+
+impl LinkModel for WiredLink {
+    fn transmit(&mut self, pkt: &Packet, now: SimTime) -> Transmission {
+        let fragments = self.fragments(pkt.size);
+        let wire_bytes = pkt.size as u64 + (fragments - 1) * IP_HEADER_BYTES;
+        let done_at = now + self.rate.tx_time(wire_bytes);
+        let lost = self.loss > 0.0 && (0..fragments).any(|_| self.rng.chance(self.loss));
+        Transmission { done_at, arrives_at: (!lost).then_some(done_at + self.delay) }
+    }
+
+    fn rate(&self) -> Rate {
+        self.rate
+    }
+}
+
+/// Counters of one link direction.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DirectionStats {
+    /// Packets offered to the queue.
+    pub offered: u64,
+    /// Packets dropped by the queue.
+    pub queue_drops: u64,
+    /// Packets lost by the link model.
+    pub link_losses: u64,
+    /// Packets that finished transmission (lost or not).
+    pub transmitted: u64,
+    /// Bytes that finished transmission.
+    pub transmitted_bytes: u64,
+    /// Time the transmitter was busy, ns.
+    pub busy_ns: u64,
+}
+
+/// One direction of a link with its queue, model and propagation pipe.
+#[derive(Debug)]
+pub struct Direction {
+    pub id: LinkId,
+    pub name: String,
+    pub from: NodeId,
+    pub to: NodeId,
+    pub queue: Box<dyn Queue>,
+    pub model: Box<dyn LinkModel>,
+    /// Packet being serialized and when the transmitter frees up.
+    in_service: Option<(Packet, Transmission)>,
+    /// Packets propagating towards `to`, in arrival order.
+    pipe: VecDeque<(SimTime, Packet)>,
+    pub stats: DirectionStats,
+}
+
+/// What `Direction::offer` did with a packet.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Offer {
+    /// Queued (or sent straight to the transmitter); maybe another packet was dropped.
+    Accepted { dropped: Option<Packet> },
+    /// The transmitter was idle and started on a packet: schedule `tx_done` at this time.
+    Started { done_at: SimTime, dropped: Option<Packet> },
+}
+
+impl Direction {
+    pub fn new(id: LinkId, name: String, from: NodeId, to: NodeId, queue: Box<dyn Queue>, model: Box<dyn LinkModel>) -> Self {
+        Direction { id, name, from, to, queue, model, in_service: None, pipe: VecDeque::new(), stats: DirectionStats::default() }
+    }
+
+    /// Offers a packet to the queue; starts the transmitter if it was idle.
+    pub fn offer(&mut self, pkt: Packet, now: SimTime) -> Offer {
+        self.stats.offered += 1;
+        let dropped = self.queue.enqueue(pkt, now);
+        if dropped.is_some() {
+            self.stats.queue_drops += 1;
+        }
+        match self.start_next(now) {
+            Some(done_at) => Offer::Started { done_at, dropped },
+            None => Offer::Accepted { dropped },
+        }
+    }
+
+    /// Starts serializing the next queued packet if the transmitter is idle.
+    fn start_next(&mut self, now: SimTime) -> Option<SimTime> {
+        if self.in_service.is_some() {
+            return None;
+        }
+        let pkt = self.queue.dequeue(now)?;
+        let tx = self.model.transmit(&pkt, now);
+        self.stats.busy_ns += (tx.done_at - now).as_nanos();
+        self.in_service = Some((pkt, tx));
+        Some(tx.done_at)
+    }
+
+    /// The transmitter finished its packet: it enters the pipe (or is lost). Returns the
+    /// pipe arrival to schedule (if any) and the next `tx_done` time (if the queue had more).
+    pub fn tx_done(&mut self, now: SimTime) -> (Option<SimTime>, Option<SimTime>) {
+        let (pkt, tx) = self.in_service.take().expect("tx_done with an idle transmitter");
+        self.stats.transmitted += 1;
+        self.stats.transmitted_bytes += pkt.size as u64;
+        let arrival = match tx.arrives_at {
+            Some(at) => {
+                debug_assert!(self.pipe.back().is_none_or(|(t, _)| *t <= at), "link model reordered packets");
+                self.pipe.push_back((at, pkt));
+                Some(at)
+            }
+            None => {
+                self.stats.link_losses += 1;
+                None
+            }
+        };
+        (arrival, self.start_next(now))
+    }
+
+    /// The packet at the front of the pipe reaches the far end.
+    pub fn arrive(&mut self) -> Packet {
+        self.pipe.pop_front().expect("arrival with an empty pipe").1
+    }
+
+    /// Packets held by this direction: queued, in service and propagating.
+    pub fn packets_held(&self) -> u64 {
+        self.queue.len_packets() as u64 + self.in_service.is_some() as u64 + self.pipe.len() as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::queue::{DropPolicy, FifoQueue, QueueLimit};
+    use tcplab_core::{DataHeader, Ecn};
+
+    fn pkt(payload: u32) -> Packet {
+        Packet::data(0, 0, 1, DataHeader { seq: 0, payload, tsval: SimTime::ZERO, cwr: false }, Ecn::NotEct)
+    }
+
+    fn wired(loss: f64) -> WiredLink {
+        WiredLink::new(Rate::from_mbps(10), SimDuration::from_millis(5), 1500, loss, SimRng::stream(1, "t"))
+    }
+
+    #[test]
+    fn wired_link_serializes_then_propagates() {
+        let tx = wired(0.0).transmit(&pkt(1448), SimTime::ZERO);
+        assert_eq!(tx.done_at, SimTime(1_200_000));
+        assert_eq!(tx.arrives_at, Some(SimTime(6_200_000)));
+    }
+
+    #[test]
+    fn oversized_packets_pay_for_fragment_headers() {
+        // 10 052-byte packet over a 1500-byte MTU: ceil(10032 / 1480) = 7 fragments, 6 extra headers.
+        let tx = wired(0.0).transmit(&pkt(10_000), SimTime::ZERO);
+        assert_eq!(tx.done_at, SimTime(Rate::from_mbps(10).tx_time(10_052 + 6 * 20).as_nanos()));
+    }
+
+    #[test]
+    fn loss_probability_is_respected() {
+        let mut link = wired(0.1);
+        let lost = (0..20_000).filter(|_| link.transmit(&pkt(1448), SimTime::ZERO).arrives_at.is_none()).count();
+        assert!((1_700..2_300).contains(&lost), "{lost}");
+    }
+
+    #[test]
+    fn direction_keeps_the_transmitter_busy_and_conserves_packets() {
+        let q = Box::new(FifoQueue::new(QueueLimit::Packets(1), DropPolicy::Tail));
+        let mut d = Direction::new(0, "a->b".into(), 0, 1, q, Box::new(wired(0.0)));
+        assert_eq!(d.offer(pkt(1448), SimTime::ZERO), Offer::Started { done_at: SimTime(1_200_000), dropped: None });
+        assert_eq!(d.offer(pkt(1448), SimTime::ZERO), Offer::Accepted { dropped: None });
+        assert!(matches!(d.offer(pkt(1448), SimTime::ZERO), Offer::Accepted { dropped: Some(_) }));
+        assert_eq!(d.packets_held(), 2);
+        let (arrival, next) = d.tx_done(SimTime(1_200_000));
+        assert_eq!(arrival, Some(SimTime(6_200_000)));
+        assert_eq!(next, Some(SimTime(2_400_000)));
+        assert_eq!(d.packets_held(), 2);
+        d.arrive();
+        assert_eq!(d.stats.queue_drops, 1);
+        assert_eq!(d.stats.offered, 3);
+    }
+}

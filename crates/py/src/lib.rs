@@ -1,0 +1,157 @@
+//! tcplab._core: the Python face of the simulator. JSON text in (scenarios), JSON text and
+//! packed little-endian column buffers out (summary and time series), so the Python side
+//! builds polars frames without copying row by row. The GIL is released while the
+//! simulation runs; a Rust panic becomes a Python exception naming the scenario.
+
+use pyo3::create_exception;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::time::Instant;
+use tcplab_sim::{resolve_json, RunError, RunOutput};
+
+create_exception!(_core, ScenarioError, PyValueError, "A scenario that tcplab cannot run; the message names the key path.");
+
+fn scenario_err(e: tcplab_sim::ScenarioError) -> PyErr {
+    ScenarioError::new_err(e.to_string())
+}
+
+#[pyfunction]
+fn version() -> &'static str {
+    env!("CARGO_PKG_VERSION")
+}
+
+#[pyfunction]
+fn schema() -> String {
+    serde_json::to_string_pretty(&tcplab_sim::schema()).expect("schema serializes")
+}
+
+#[pyfunction]
+fn catalog() -> String {
+    tcplab_sim::catalog().to_string()
+}
+
+/// Checks a scenario (JSON text) and returns it resolved, every default filled in.
+#[pyfunction]
+fn validate(scenario_json: &str) -> PyResult<String> {
+    let s = resolve_json(scenario_json).map_err(scenario_err)?;
+    Ok(serde_json::to_string(&s).expect("scenario serializes"))
+}
+
+fn f64_column<'py>(py: Python<'py>, values: &[f64]) -> (&'static str, Bound<'py, PyBytes>) {
+    let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    ("f64", PyBytes::new(py, &bytes))
+}
+
+fn u32_column<'py>(py: Python<'py>, values: &[u32]) -> (&'static str, Bound<'py, PyBytes>) {
+    let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    ("u32", PyBytes::new(py, &bytes))
+}
+
+/// The flows, links and (when recorded) rtt column dicts of a run.
+type Frames<'py> = (Bound<'py, PyDict>, Bound<'py, PyDict>, Option<Bound<'py, PyDict>>);
+
+fn columns<'py>(py: Python<'py>, out: &RunOutput) -> PyResult<Frames<'py>> {
+    let w = &out.world;
+    let fs = &w.flow_series;
+    let flows = PyDict::new(py);
+    flows.set_item("t_s", f64_column(py, &fs.t_s))?;
+    flows.set_item("flow", u32_column(py, &fs.flow))?;
+    for (name, col) in [
+        ("cwnd_pkts", &fs.cwnd_pkts),
+        ("ssthresh_pkts", &fs.ssthresh_pkts),
+        ("inflight_pkts", &fs.inflight_pkts),
+        ("srtt_ms", &fs.srtt_ms),
+        ("min_rtt_ms", &fs.min_rtt_ms),
+        ("pacing_rate_mbps", &fs.pacing_rate_mbps),
+        ("delivery_rate_mbps", &fs.delivery_rate_mbps),
+        ("goodput_mbps", &fs.goodput_mbps),
+        ("retransmits", &fs.retransmits),
+    ] {
+        flows.set_item(name, f64_column(py, col))?;
+    }
+    flows.set_item("cc_state", PyList::new(py, fs.cc_state.iter())?)?;
+
+    let ls = &w.link_series;
+    let links = PyDict::new(py);
+    links.set_item("t_s", f64_column(py, &ls.t_s))?;
+    let names: Vec<&str> = ls.link.iter().map(|&i| w.net.links[i as usize].name.as_str()).collect();
+    links.set_item("link", PyList::new(py, names)?)?;
+    links.set_item("backlog_pkts", f64_column(py, &ls.backlog_pkts))?;
+    links.set_item("backlog_bytes", f64_column(py, &ls.backlog_bytes))?;
+    links.set_item("drops", f64_column(py, &ls.drops))?;
+
+    let rtt = if out.scenario.record.rtt {
+        let rs = &w.rtt_series;
+        let d = PyDict::new(py);
+        d.set_item("t_s", f64_column(py, &rs.t_s))?;
+        d.set_item("flow", u32_column(py, &rs.flow))?;
+        d.set_item("rtt_ms", f64_column(py, &rs.rtt_ms))?;
+        Some(d)
+    } else {
+        None
+    };
+    Ok((flows, links, rtt))
+}
+
+/// Runs a scenario (JSON text). `seed` overrides the scenario's seed; `progress(fraction)`
+/// is called from time to time (an exception it raises aborts the run).
+#[pyfunction]
+#[pyo3(signature = (scenario_json, seed=None, progress=None))]
+fn run<'py>(py: Python<'py>, scenario_json: &str, seed: Option<u64>, progress: Option<Py<PyAny>>) -> PyResult<Bound<'py, PyDict>> {
+    let mut scenario = resolve_json(scenario_json).map_err(scenario_err)?;
+    if let Some(seed) = seed {
+        scenario.seed = seed;
+    }
+    let name = scenario.name.clone();
+    let started = Instant::now();
+    let mut callback_error: Option<PyErr> = None;
+    let result = py.detach(|| {
+        catch_unwind(AssertUnwindSafe(|| {
+            tcplab_sim::run(scenario, |fraction| match &progress {
+                None => Ok(()),
+                Some(cb) => Python::attach(|py| {
+                    // Ctrl-C arrives as a pending signal: let Python raise it here.
+                    let r = py.check_signals().and_then(|_| cb.call1(py, (fraction,)).map(|_| ()));
+                    r.map_err(|e| {
+                        let msg = e.to_string();
+                        callback_error = Some(e);
+                        msg
+                    })
+                }),
+            })
+        }))
+    });
+    let out = match result {
+        Err(panic) => {
+            let msg = panic.downcast_ref::<String>().cloned().or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default();
+            return Err(PyRuntimeError::new_err(format!("scenario {name:?}: internal simulator error (a bug; please report it): {msg}")));
+        }
+        Ok(Err(RunError::Scenario(e))) => return Err(scenario_err(e)),
+        Ok(Err(RunError::Aborted(msg))) => return Err(callback_error.unwrap_or_else(|| PyRuntimeError::new_err(msg))),
+        Ok(Err(RunError::Invariant(msg))) => return Err(PyRuntimeError::new_err(format!("scenario {name:?}: end-of-run invariant broken (a simulator bug): {msg}"))),
+        Ok(Ok(out)) => out,
+    };
+    let mut summary = out.summary.clone();
+    summary.run.wall_seconds = started.elapsed().as_secs_f64();
+    let dict = PyDict::new(py);
+    dict.set_item("scenario", serde_json::to_string(&out.scenario).expect("scenario serializes"))?;
+    dict.set_item("summary", serde_json::to_string(&summary).expect("summary serializes"))?;
+    let (flows, links, rtt) = columns(py, &out)?;
+    dict.set_item("flows", flows)?;
+    dict.set_item("links", links)?;
+    dict.set_item("rtt", rtt)?;
+    Ok(dict)
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(schema, m)?)?;
+    m.add_function(wrap_pyfunction!(catalog, m)?)?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    Ok(())
+}

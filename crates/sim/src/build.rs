@@ -1,0 +1,176 @@
+//! Builds the simulated world from a resolved scenario: node and link tables (a dumbbell
+//! expands into hosts, routers and links), queues, link models with their own random
+//! streams, routes, and one TCP sender/receiver pair per flow.
+
+use crate::resolve::ScenarioError;
+use crate::scenario::{FlowSpec, LinkSpec, PacingSpec, QueueKind, RtoSpec, Scenario, Ssthresh, TcpSpec, Topology};
+use crate::units::BufferValue;
+use tcplab_cc::INFINITE_SSTHRESH;
+use tcplab_core::{NodeId, SimDuration, SimRng, SimTime};
+use tcplab_net::{Direction, DropPolicy, FifoQueue, Node, NodeRole, QueueLimit, RoutingTable, WiredLink};
+use tcplab_tcp::{DelayedAck, PacingMode, RtoMode, TcpConfig, TcpReceiver, TcpSender};
+
+/// Node names of a dumbbell with `pairs` pairs, with whether each is a host.
+pub fn dumbbell_node_names(pairs: u32) -> Vec<(String, bool)> {
+    let mut names: Vec<(String, bool)> = (0..pairs).map(|i| (format!("s{i}"), true)).collect();
+    names.extend((0..pairs).map(|i| (format!("r{i}"), true)));
+    names.push(("left".into(), false));
+    names.push(("right".into(), false));
+    names
+}
+
+/// One TCP connection in the world.
+pub struct Flow {
+    pub src: NodeId,
+    pub dst: NodeId,
+    pub start: SimTime,
+    pub stop: Option<SimTime>,
+    pub sender: TcpSender,
+    pub receiver: TcpReceiver,
+    /// Earliest pending timer event of the sender / receiver.
+    pub sender_timer: Option<SimTime>,
+    pub receiver_timer: Option<SimTime>,
+    /// When a byte-count transfer was fully acknowledged.
+    pub completed_at: Option<SimTime>,
+}
+
+/// The network and flows of a scenario, ready to run.
+pub struct Network {
+    pub nodes: Vec<Node>,
+    pub links: Vec<Direction>,
+    pub routes: RoutingTable,
+    pub flows: Vec<Flow>,
+}
+
+fn queue_for(buffer: BufferValue, kind: QueueKind) -> Box<FifoQueue> {
+    let limit = match buffer {
+        BufferValue::Packets(n) => QueueLimit::Packets(n),
+        BufferValue::Bytes(b) => QueueLimit::Bytes(b),
+    };
+    let policy = match kind {
+        QueueKind::Droptail => DropPolicy::Tail,
+        QueueKind::Headdrop => DropPolicy::Head,
+    };
+    Box::new(FifoQueue::new(limit, policy))
+}
+
+struct Builder {
+    seed: u64,
+    nodes: Vec<Node>,
+    links: Vec<Direction>,
+}
+
+impl Builder {
+    fn node_id(&self, name: &str) -> NodeId {
+        self.nodes.iter().position(|n| n.name == name).expect("resolved scenarios name known nodes") as NodeId
+    }
+
+    /// Adds both directions of a full-duplex link; `delay` overrides the spec's delay.
+    fn add_link(&mut self, a: &str, b: &str, spec: &LinkSpec, delay: Option<SimDuration>) {
+        let (ia, ib) = (self.node_id(a), self.node_id(b));
+        let rev = spec.reverse.clone().unwrap_or_default();
+        let directions = [
+            (ia, ib, delay.unwrap_or(spec.delay.0), spec.buffer, spec.queue, spec.loss),
+            (ib, ia, delay.unwrap_or(spec.delay.0), rev.buffer.unwrap_or(spec.buffer), rev.queue.unwrap_or(spec.queue), rev.loss.unwrap_or(spec.loss)),
+        ];
+        for (from, to, delay, buffer, queue, loss) in directions {
+            let id = self.links.len() as u32;
+            let name = format!("{}->{}", self.nodes[from as usize].name, self.nodes[to as usize].name);
+            let rng = SimRng::stream(self.seed, &format!("link/{name}/loss"));
+            let model = WiredLink::new(spec.rate.0, delay, spec.mtu, loss, rng);
+            self.links.push(Direction::new(id, name, from, to, queue_for(buffer, queue), Box::new(model)));
+        }
+    }
+}
+
+pub fn tcp_config(t: &TcpSpec) -> TcpConfig {
+    TcpConfig {
+        mss: t.mss,
+        initial_cwnd: t.initial_cwnd,
+        initial_ssthresh: match t.initial_ssthresh {
+            Ssthresh::Packets(n) => n,
+            Ssthresh::Infinite(_) => INFINITE_SSTHRESH,
+        },
+        min_rto: t.min_rto.0,
+        max_rto: t.max_rto.0,
+        initial_rto: t.initial_rto.0,
+        rto_mode: match t.rto {
+            RtoSpec::Linux => RtoMode::Linux,
+            RtoSpec::Rfc6298 => RtoMode::Rfc6298,
+        },
+        sack: t.sack,
+        snd_buf_bytes: t.snd_buf.0,
+        rcv_buf_bytes: t.rcv_buf.0,
+        pacing: match t.pacing {
+            PacingSpec::Off => PacingMode::Off,
+            PacingSpec::Fq => PacingMode::Fq,
+        },
+        ecn: t.ecn,
+        delayed_ack: DelayedAck { every: t.ack_every, timeout: t.delack_timeout.0, quickack_segments: t.quickack },
+        slow_start_after_idle: t.slow_start_after_idle,
+    }
+}
+
+fn build_flow(b: &Builder, f: &FlowSpec, index: usize, scenario: &Scenario) -> Flow {
+    let tcp = f.tcp.as_ref().unwrap_or(&scenario.tcp);
+    let cfg = tcp_config(tcp);
+    let cc = f.cc.build(SimRng::stream(scenario.seed, &format!("flow/{index}/cc")));
+    let receiver = TcpReceiver::new(&cfg);
+    Flow {
+        src: b.node_id(f.src.as_deref().expect("resolved")),
+        dst: b.node_id(f.dst.as_deref().expect("resolved")),
+        start: SimTime::ZERO + f.start.0,
+        stop: f.stop.map(|s| SimTime::ZERO + s.0),
+        sender: TcpSender::new(cfg, cc, f.bytes.map(|b| b.0)),
+        receiver,
+        sender_timer: None,
+        receiver_timer: None,
+        completed_at: None,
+    }
+}
+
+/// Builds the network of a resolved scenario. Fails only on what needs the built graph
+/// (a flow between unconnected hosts).
+pub fn build(scenario: &Scenario) -> Result<Network, ScenarioError> {
+    let mut b = Builder { seed: scenario.seed, nodes: Vec::new(), links: Vec::new() };
+    match &scenario.topology {
+        Topology::Dumbbell(d) => {
+            let pairs = d.pairs.expect("resolved dumbbells have pairs");
+            for (name, host) in dumbbell_node_names(pairs) {
+                b.nodes.push(Node { name, role: if host { NodeRole::Host } else { NodeRole::Router } });
+            }
+            b.add_link("left", "right", &d.bottleneck, None);
+            for i in 0..pairs as usize {
+                let delay = d.access_delays.as_ref().map(|v| v[i].0);
+                b.add_link(&format!("s{i}"), "left", &d.access, delay);
+                b.add_link("right", &format!("r{i}"), &d.access, None);
+            }
+        }
+        Topology::Explicit(e) => {
+            for n in &e.nodes {
+                let role = match n.role {
+                    crate::scenario::NodeRoleSpec::Host => NodeRole::Host,
+                    crate::scenario::NodeRoleSpec::Router => NodeRole::Router,
+                };
+                b.nodes.push(Node { name: n.name.clone(), role });
+            }
+            for l in &e.links {
+                b.add_link(l.a.as_deref().expect("resolved"), l.b.as_deref().expect("resolved"), l, None);
+            }
+        }
+    }
+    let edges: Vec<(NodeId, NodeId)> = b.links.iter().map(|l| (l.from, l.to)).collect();
+    let routes = RoutingTable::shortest_paths(b.nodes.len(), &edges);
+    let mut flows = Vec::with_capacity(scenario.flows.len());
+    for (i, f) in scenario.flows.iter().enumerate() {
+        let flow = build_flow(&b, f, i, scenario);
+        if !routes.reachable(flow.src, flow.dst) || !routes.reachable(flow.dst, flow.src) {
+            return Err(ScenarioError::new(
+                format!("flows.{i}.dst"),
+                format!("{:?} cannot be reached from {:?}: no path of links joins them", f.dst.as_deref().unwrap_or_default(), f.src.as_deref().unwrap_or_default()),
+            ));
+        }
+        flows.push(flow);
+    }
+    Ok(Network { nodes: b.nodes, links: b.links, routes, flows })
+}

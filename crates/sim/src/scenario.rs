@@ -1,0 +1,332 @@
+//! The scenario schema (docs/scenario-format.md): serde + schemars types that are both the
+//! JSON Schema users see (`tcplab schema`) and the resolved scenario written next to every
+//! run, with every default filled in. Parsing and checking live in `resolve.rs`.
+
+use crate::units::{BufferValue, DurationValue, RateValue, SizeValue};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use tcplab_cc::CcConfig;
+use tcplab_core::{Rate, SimDuration};
+
+/// A complete scenario: network, flows, and what to record.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(title = "tcplab scenario")]
+pub struct Scenario {
+    /// Name of the scenario (used for the default output directory).
+    #[serde(default = "default_name")]
+    pub name: String,
+    /// Simulated time to run.
+    pub duration: DurationValue,
+    /// Seed of every random stream of the run.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// Period of the per-flow and per-queue time series.
+    #[serde(default = "default_sample_interval")]
+    pub sample_interval: DurationValue,
+    /// Optional outputs.
+    #[serde(default)]
+    pub record: RecordSpec,
+    /// TCP settings shared by every flow (each flow may override them in its own `tcp` table).
+    #[serde(default)]
+    pub tcp: TcpSpec,
+    /// The network.
+    pub topology: Topology,
+    /// The TCP connections.
+    pub flows: Vec<FlowSpec>,
+}
+
+fn default_name() -> String {
+    "scenario".into()
+}
+fn default_seed() -> u64 {
+    1
+}
+fn default_sample_interval() -> DurationValue {
+    DurationValue(SimDuration::from_millis(10))
+}
+
+/// Optional outputs of a run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RecordSpec {
+    /// Record every RTT sample (one per ACK) into rtt.parquet.
+    #[serde(default)]
+    pub rtt: bool,
+}
+
+/// Initial slow-start threshold: "inf" or a number of packets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Ssthresh {
+    Packets(u32),
+    Infinite(InfiniteMarker),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum InfiniteMarker {
+    #[serde(rename = "inf")]
+    Inf,
+}
+
+/// RTT estimator and RTO rules.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RtoSpec {
+    /// Linux: damped mdev, per-flight rttvar, rto_min floor (algorithms.md §1.3).
+    Linux,
+    /// RFC 6298 as written (ns-3's estimator).
+    Rfc6298,
+}
+
+/// Pacing of algorithms that do not pace themselves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum PacingSpec {
+    /// Unpaced, as Linux with its default qdisc (BBR still paces itself).
+    Off,
+    /// Paced at 200 % (slow start) or 120 % of cwnd/SRTT, as Linux with the fq qdisc.
+    Fq,
+}
+
+/// TCP settings of a flow (Linux defaults).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct TcpSpec {
+    /// Payload bytes per segment; may exceed the path MTU (IP fragmentation).
+    pub mss: u32,
+    /// Initial congestion window, packets.
+    pub initial_cwnd: u32,
+    /// Initial slow-start threshold: "inf" or packets.
+    pub initial_ssthresh: Ssthresh,
+    /// Lower bound of the retransmission timeout.
+    pub min_rto: DurationValue,
+    /// Upper bound of the retransmission timeout (backoff stops there).
+    pub max_rto: DurationValue,
+    /// Retransmission timeout before the first RTT sample.
+    pub initial_rto: DurationValue,
+    /// RTT estimator: "linux" or "rfc6298".
+    pub rto: RtoSpec,
+    /// Selective acknowledgements (RFC 2018); false = NewReno dupACK counting.
+    pub sack: bool,
+    /// Send buffer: caps unacknowledged data.
+    pub snd_buf: SizeValue,
+    /// Receive buffer: the advertised window.
+    pub rcv_buf: SizeValue,
+    /// Pacing of algorithms that do not pace themselves: "off" or "fq".
+    pub pacing: PacingSpec,
+    /// ECN (RFC 3168): ECT data, CE marks echoed, one reduction per window.
+    pub ecn: bool,
+    /// ACK every this many full segments (1 = every segment).
+    pub ack_every: u32,
+    /// Delayed-ACK timeout.
+    pub delack_timeout: DurationValue,
+    /// Segments acknowledged immediately at connection start (Linux quickack).
+    pub quickack: u32,
+    /// Halve cwnd after an idle period longer than the RTO (Linux default on).
+    pub slow_start_after_idle: bool,
+}
+
+impl Default for TcpSpec {
+    fn default() -> Self {
+        TcpSpec {
+            mss: 1448,
+            initial_cwnd: 10,
+            initial_ssthresh: Ssthresh::Infinite(InfiniteMarker::Inf),
+            min_rto: DurationValue(SimDuration::from_millis(200)),
+            max_rto: DurationValue(SimDuration::from_secs(120)),
+            initial_rto: DurationValue(SimDuration::from_secs(1)),
+            rto: RtoSpec::Linux,
+            sack: true,
+            snd_buf: SizeValue(6 << 20),
+            rcv_buf: SizeValue(6 << 20),
+            pacing: PacingSpec::Off,
+            ecn: false,
+            ack_every: 2,
+            delack_timeout: DurationValue(SimDuration::from_millis(40)),
+            quickack: 16,
+            slow_start_after_idle: true,
+        }
+    }
+}
+
+/// Queue discipline of a link direction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum QueueKind {
+    /// FIFO dropping arrivals when full (Linux pfifo/bfifo).
+    Droptail,
+    /// FIFO dropping the oldest packet when full (Linux pfifo_head_drop).
+    Headdrop,
+}
+
+impl QueueKind {
+    pub const ALL: [(QueueKind, &'static str, &'static str); 2] = [
+        (QueueKind::Droptail, "droptail", "FIFO, drops arriving packets when full (Linux pfifo/bfifo)"),
+        (QueueKind::Headdrop, "headdrop", "FIFO, drops the oldest packet when full (Linux pfifo_head_drop)"),
+    ];
+}
+
+/// Overrides for the reverse direction (b -> a) of a link.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DirectionOverrides {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buffer: Option<BufferValue>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue: Option<QueueKind>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss: Option<f64>,
+}
+
+/// A full-duplex point-to-point link. In a dumbbell `a`/`b` are implied; in an explicit
+/// topology they name the two nodes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSpec {
+    /// First node (explicit topologies only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub a: Option<String>,
+    /// Second node (explicit topologies only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub b: Option<String>,
+    /// Rate of each direction.
+    pub rate: RateValue,
+    /// One-way propagation delay.
+    pub delay: DurationValue,
+    /// Queue capacity of each direction.
+    #[serde(default = "default_buffer")]
+    pub buffer: BufferValue,
+    /// Queue discipline of each direction.
+    #[serde(default = "default_queue")]
+    pub queue: QueueKind,
+    /// Probability that the link loses a packet (each direction, independently).
+    #[serde(default)]
+    pub loss: f64,
+    /// Largest IP packet in bytes; larger packets are fragmented.
+    #[serde(default = "default_mtu")]
+    pub mtu: u32,
+    /// Different settings for the b -> a direction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reverse: Option<DirectionOverrides>,
+}
+
+fn default_buffer() -> BufferValue {
+    BufferValue::Packets(1000)
+}
+fn default_queue() -> QueueKind {
+    QueueKind::Droptail
+}
+fn default_mtu() -> u32 {
+    1500
+}
+
+impl LinkSpec {
+    pub fn new(rate: Rate, delay: SimDuration) -> Self {
+        LinkSpec {
+            a: None,
+            b: None,
+            rate: RateValue(rate),
+            delay: DurationValue(delay),
+            buffer: default_buffer(),
+            queue: default_queue(),
+            loss: 0.0,
+            mtu: default_mtu(),
+            reverse: None,
+        }
+    }
+}
+
+/// The network of a scenario.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Topology {
+    /// N sender/receiver pairs, each sender on an access link to router `left`, each
+    /// receiver on an access link to router `right`, one bottleneck `left`-`right`.
+    Dumbbell(Box<Dumbbell>),
+    /// Nodes and links listed one by one.
+    Explicit(Explicit),
+}
+
+impl Topology {
+    pub const ALL: [(&'static str, &'static str); 2] = [
+        ("dumbbell", "N sender/receiver pairs, access links, one bottleneck (left->right); per-pair access delays"),
+        ("explicit", "nodes and full-duplex links listed one by one; static shortest-path routing"),
+    ];
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Dumbbell {
+    /// Sender/receiver pairs (default: one per flow).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pairs: Option<u32>,
+    /// The shared link between routers `left` and `right`.
+    pub bottleneck: LinkSpec,
+    /// Every access link (default 1 Gbps, no delay, 1000 packets).
+    #[serde(default = "default_access")]
+    pub access: LinkSpec,
+    /// One-way delay of each pair's sender access link, both directions (overrides
+    /// `access.delay` there), so RTTs can differ.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access_delays: Option<Vec<DurationValue>>,
+}
+
+fn default_access() -> LinkSpec {
+    LinkSpec::new(Rate::from_mbps(1000), SimDuration::ZERO)
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum NodeRoleSpec {
+    /// Runs TCP endpoints.
+    #[default]
+    Host,
+    /// Forwards only.
+    Router,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NodeSpec {
+    pub name: String,
+    #[serde(default)]
+    pub role: NodeRoleSpec,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Explicit {
+    pub nodes: Vec<NodeSpec>,
+    pub links: Vec<LinkSpec>,
+}
+
+/// One TCP connection and the application feeding it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FlowSpec {
+    /// Congestion control: a name ("cubic") or a table with `kind` and parameters.
+    pub cc: CcConfig,
+    /// Sending host (dumbbell default: s<i>).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub src: Option<String>,
+    /// Receiving host (dumbbell default: r<i>).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dst: Option<String>,
+    /// When the connection starts.
+    #[serde(default = "zero_duration")]
+    pub start: DurationValue,
+    /// When the application stops writing (default: never).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop: Option<DurationValue>,
+    /// Bytes to transfer (default: unbounded bulk).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<SizeValue>,
+    /// TCP settings of this flow (defaults: the scenario's `tcp` table).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp: Option<TcpSpec>,
+}
+
+fn zero_duration() -> DurationValue {
+    DurationValue(SimDuration::ZERO)
+}

@@ -1,0 +1,174 @@
+//! The run summary (summary.json) and the end-of-run invariants (design.md §4): packet
+//! conservation, acked ≤ sent, no NaN or negative value where a number is required.
+
+use crate::world::World;
+use serde::Serialize;
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct FlowSummary {
+    pub id: u32,
+    pub cc: String,
+    pub src: String,
+    pub dst: String,
+    /// In-order payload delivered to the receiving application over the flow's active time.
+    pub goodput_mbps: f64,
+    pub rtt_mean_ms: Option<f64>,
+    pub rtt_p50_ms: Option<f64>,
+    pub rtt_p95_ms: Option<f64>,
+    pub rtt_p99_ms: Option<f64>,
+    pub retransmits: u64,
+    pub rto_count: u64,
+    pub bytes_acked: u64,
+    pub bytes_sent: u64,
+    /// Seconds from start to the last byte acknowledged (byte-count transfers only).
+    pub completion_s: Option<f64>,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct LinkSummary {
+    pub id: String,
+    /// Fraction of the run the transmitter was busy.
+    pub utilization: f64,
+    /// Packets dropped by the queue.
+    pub drops: u64,
+    /// Packets lost by the link itself (random loss).
+    pub losses: u64,
+    pub backlog_mean_pkts: f64,
+    pub backlog_max_pkts: u32,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct RunInfo {
+    pub seed: u64,
+    pub sim_seconds: f64,
+    /// Filled in by the caller that measured it (the engine never reads the wall clock).
+    pub wall_seconds: f64,
+    pub events: u64,
+    /// Packets (data and ACKs) that reached their destination host.
+    pub packets_delivered: u64,
+    pub tcplab_version: String,
+    pub backend: String,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Summary {
+    pub flows: Vec<FlowSummary>,
+    pub links: Vec<LinkSummary>,
+    /// Jain's fairness index of the flows' goodputs.
+    pub fairness_jain: f64,
+    pub run: RunInfo,
+}
+
+/// Jain's index (Σx)² / (n·Σx²); 1 for a single flow or all-zero goodputs.
+pub fn jain_index(xs: &[f64]) -> f64 {
+    let sum: f64 = xs.iter().sum();
+    let sq: f64 = xs.iter().map(|x| x * x).sum();
+    if sq == 0.0 {
+        1.0
+    } else {
+        sum * sum / (xs.len() as f64 * sq)
+    }
+}
+
+fn mean(xs: impl Iterator<Item = f64>) -> f64 {
+    let (n, s) = xs.fold((0u64, 0.0), |(n, s), x| (n + 1, s + x));
+    if n == 0 {
+        0.0
+    } else {
+        s / n as f64
+    }
+}
+
+pub fn summarize(w: &World) -> Summary {
+    let end = w.end();
+    let names = |id: u32| w.net.nodes[id as usize].name.clone();
+    let flows: Vec<FlowSummary> = w
+        .net
+        .flows
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let st = f.sender.stats();
+            let active_until = f.completed_at.unwrap_or(end);
+            let active_s = active_until.saturating_since(f.start).as_secs_f64();
+            let rtt = &w.rtt_stats[i];
+            FlowSummary {
+                id: i as u32,
+                cc: w.scenario.flows[i].cc.name().to_string(),
+                src: names(f.src),
+                dst: names(f.dst),
+                goodput_mbps: if active_s > 0.0 { f.receiver.delivered_bytes() as f64 * 8e-6 / active_s } else { 0.0 },
+                rtt_mean_ms: rtt.mean_ms(),
+                rtt_p50_ms: rtt.quantile_ms(0.5),
+                rtt_p95_ms: rtt.quantile_ms(0.95),
+                rtt_p99_ms: rtt.quantile_ms(0.99),
+                retransmits: st.retransmits,
+                rto_count: st.rto_count,
+                bytes_acked: st.bytes_acked,
+                bytes_sent: st.bytes_sent,
+                completion_s: f.completed_at.map(|t| t.saturating_since(f.start).as_secs_f64()),
+            }
+        })
+        .collect();
+    let run_ns = end.as_nanos().max(1) as f64;
+    let links = w
+        .net
+        .links
+        .iter()
+        .enumerate()
+        .map(|(i, l)| LinkSummary {
+            id: l.name.clone(),
+            utilization: (l.stats.busy_ns as f64 / run_ns).min(1.0),
+            drops: l.stats.queue_drops,
+            losses: l.stats.link_losses,
+            backlog_mean_pkts: mean(w.link_series.link.iter().zip(&w.link_series.backlog_pkts).filter(|(id, _)| **id == i as u32).map(|(_, b)| *b)),
+            backlog_max_pkts: w.backlog_max[i],
+        })
+        .collect();
+    let goodputs: Vec<f64> = flows.iter().map(|f| f.goodput_mbps).collect();
+    Summary {
+        fairness_jain: jain_index(&goodputs),
+        flows,
+        links,
+        run: RunInfo {
+            seed: w.scenario.seed,
+            sim_seconds: end.as_secs_f64(),
+            wall_seconds: 0.0,
+            events: w.events(),
+            packets_delivered: w.counters.packets_delivered,
+            tcplab_version: env!("CARGO_PKG_VERSION").to_string(),
+            backend: "sim".into(),
+        },
+    }
+}
+
+/// Checks the end-of-run invariants; an error describes the first one broken.
+pub fn check_invariants(w: &World, s: &Summary) -> Result<(), String> {
+    let c = w.counters;
+    let held = w.packets_in_network();
+    if c.packets_sent != c.packets_delivered + c.queue_drops + c.link_losses + held {
+        return Err(format!(
+            "packet conservation broken: sent {} != delivered {} + queue drops {} + link losses {} + in network {held}",
+            c.packets_sent, c.packets_delivered, c.queue_drops, c.link_losses
+        ));
+    }
+    for f in &s.flows {
+        if f.bytes_acked > f.bytes_sent {
+            return Err(format!("flow {}: bytes acked {} > bytes sent {}", f.id, f.bytes_acked, f.bytes_sent));
+        }
+        let numbers = [Some(f.goodput_mbps), f.rtt_mean_ms, f.rtt_p50_ms, f.rtt_p95_ms, f.rtt_p99_ms];
+        if numbers.iter().flatten().any(|x| !x.is_finite() || *x < 0.0) {
+            return Err(format!("flow {}: a summary number is NaN, infinite or negative", f.id));
+        }
+    }
+    let fs = &w.flow_series;
+    let required = [&fs.cwnd_pkts, &fs.inflight_pkts, &fs.goodput_mbps, &fs.retransmits];
+    if required.iter().any(|col| col.iter().any(|x| !x.is_finite() || *x < 0.0)) {
+        return Err("a flow time-series value is NaN, infinite or negative".into());
+    }
+    let optional = [&fs.ssthresh_pkts, &fs.srtt_ms, &fs.min_rtt_ms, &fs.pacing_rate_mbps, &fs.delivery_rate_mbps];
+    if optional.iter().any(|col| col.iter().any(|x| x.is_infinite() || *x < 0.0)) {
+        return Err("a flow time-series value is infinite or negative".into());
+    }
+    Ok(())
+}

@@ -1,0 +1,324 @@
+//! The event loop: one scheduler of plain enum events (design.md §3). Packets never sit in
+//! the scheduler: a link direction keeps its queue, the packet in service and the packets
+//! in propagation itself, and events only say "transmitter of link L is done" or "the
+//! front of link L's pipe arrives".
+
+use crate::build::{build, Flow, Network};
+use crate::recorder::{FlowSeries, LinkSeries, RttSeries, RttStats};
+use crate::resolve::ScenarioError;
+use crate::scenario::Scenario;
+use tcplab_core::{FlowId, LinkId, NodeId, Packet, PacketKind, Scheduler, SimDuration, SimTime};
+use tcplab_net::link::Offer;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Event {
+    FlowStart(FlowId),
+    FlowStop(FlowId),
+    SenderTimer(FlowId),
+    ReceiverTimer(FlowId),
+    LinkTxDone(LinkId),
+    LinkArrival(LinkId),
+    Sample,
+}
+
+/// Counters of the whole run, for the end-of-run invariants and the summary.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RunCounters {
+    /// Packets put on the network by hosts (data and ACKs).
+    pub packets_sent: u64,
+    /// Packets that reached their destination host.
+    pub packets_delivered: u64,
+    /// Packets dropped by queues.
+    pub queue_drops: u64,
+    /// Packets lost by link models.
+    pub link_losses: u64,
+}
+
+/// Previous-sample values for per-interval columns.
+#[derive(Clone, Copy, Debug, Default)]
+struct Baseline {
+    delivered_bytes: u64,
+    retransmits: u64,
+}
+
+/// A scenario being simulated.
+pub struct World {
+    pub scenario: Scenario,
+    sched: Scheduler<Event>,
+    pub net: Network,
+    end: SimTime,
+    sample_interval: SimDuration,
+    record_rtt: bool,
+    pub counters: RunCounters,
+    pub flow_series: FlowSeries,
+    pub link_series: LinkSeries,
+    pub rtt_series: RttSeries,
+    pub rtt_stats: Vec<RttStats>,
+    flow_baseline: Vec<Baseline>,
+    link_drop_baseline: Vec<u64>,
+    /// Largest queue backlog seen per link direction, packets.
+    pub backlog_max: Vec<u32>,
+}
+
+impl World {
+    pub fn new(scenario: Scenario) -> Result<World, ScenarioError> {
+        let net = build(&scenario)?;
+        let end = SimTime::ZERO + scenario.duration.0;
+        let sample_interval = scenario.sample_interval.0;
+        let samples = (scenario.duration.0.as_nanos() / sample_interval.as_nanos() + 1) as usize;
+        let mut sched = Scheduler::new();
+        for (i, f) in net.flows.iter().enumerate() {
+            sched.schedule(f.start, Event::FlowStart(i as FlowId));
+            if let Some(stop) = f.stop {
+                sched.schedule(stop, Event::FlowStop(i as FlowId));
+            }
+        }
+        sched.schedule(SimTime::ZERO + sample_interval, Event::Sample);
+        let flows = net.flows.len();
+        let links = net.links.len();
+        let flow_rows = samples * flows;
+        let link_rows = samples * links;
+        let flow_series = FlowSeries {
+            t_s: Vec::with_capacity(flow_rows),
+            flow: Vec::with_capacity(flow_rows),
+            cwnd_pkts: Vec::with_capacity(flow_rows),
+            ssthresh_pkts: Vec::with_capacity(flow_rows),
+            inflight_pkts: Vec::with_capacity(flow_rows),
+            srtt_ms: Vec::with_capacity(flow_rows),
+            min_rtt_ms: Vec::with_capacity(flow_rows),
+            pacing_rate_mbps: Vec::with_capacity(flow_rows),
+            delivery_rate_mbps: Vec::with_capacity(flow_rows),
+            goodput_mbps: Vec::with_capacity(flow_rows),
+            retransmits: Vec::with_capacity(flow_rows),
+            cc_state: Vec::with_capacity(flow_rows),
+        };
+        let link_series = LinkSeries {
+            t_s: Vec::with_capacity(link_rows),
+            link: Vec::with_capacity(link_rows),
+            backlog_pkts: Vec::with_capacity(link_rows),
+            backlog_bytes: Vec::with_capacity(link_rows),
+            drops: Vec::with_capacity(link_rows),
+        };
+        Ok(World {
+            record_rtt: scenario.record.rtt,
+            scenario,
+            sched,
+            net,
+            end,
+            sample_interval,
+            counters: RunCounters::default(),
+            flow_series,
+            link_series,
+            rtt_series: RttSeries::default(),
+            rtt_stats: vec![RttStats::default(); flows],
+            flow_baseline: vec![Baseline::default(); flows],
+            link_drop_baseline: vec![0; links],
+            backlog_max: vec![0; links],
+        })
+    }
+
+    pub fn now(&self) -> SimTime {
+        self.sched.now()
+    }
+
+    pub fn end(&self) -> SimTime {
+        self.end
+    }
+
+    pub fn events(&self) -> u64 {
+        self.sched.executed()
+    }
+
+    /// Runs every event up to `until` (capped at the end of the run); returns true once
+    /// the run is complete.
+    pub fn run_until(&mut self, until: SimTime) -> bool {
+        let until = until.min(self.end);
+        while let Some((now, ev)) = self.sched.pop_until(until) {
+            self.handle(now, ev);
+        }
+        until >= self.end
+    }
+
+    fn handle(&mut self, now: SimTime, ev: Event) {
+        match ev {
+            Event::FlowStart(f) => {
+                self.net.flows[f as usize].sender.start(now);
+                self.pump(f, now);
+            }
+            Event::FlowStop(f) => {
+                self.net.flows[f as usize].sender.stop_app();
+                self.pump(f, now);
+            }
+            Event::SenderTimer(f) => {
+                let flow = &mut self.net.flows[f as usize];
+                if flow.sender_timer == Some(now) {
+                    flow.sender_timer = None;
+                    flow.sender.on_timer(now);
+                    self.pump(f, now);
+                }
+            }
+            Event::ReceiverTimer(f) => {
+                let flow = &mut self.net.flows[f as usize];
+                if flow.receiver_timer == Some(now) {
+                    flow.receiver_timer = None;
+                    if let Some(ack) = flow.receiver.on_timer(now) {
+                        let pkt = Packet::ack(f, flow.dst, flow.src, ack);
+                        self.send_from_host(pkt, now);
+                    }
+                    self.arm_receiver_timer(f);
+                }
+            }
+            Event::LinkTxDone(l) => {
+                let (arrival, next) = self.net.links[l as usize].tx_done(now);
+                if let Some(at) = arrival {
+                    self.sched.schedule(at, Event::LinkArrival(l));
+                } else {
+                    self.counters.link_losses += 1;
+                }
+                if let Some(at) = next {
+                    self.sched.schedule(at, Event::LinkTxDone(l));
+                }
+            }
+            Event::LinkArrival(l) => {
+                let link = &mut self.net.links[l as usize];
+                let pkt = link.arrive();
+                let node = link.to;
+                if node == pkt.dst {
+                    self.deliver(pkt, now);
+                } else {
+                    self.forward(node, pkt, now);
+                }
+            }
+            Event::Sample => {
+                self.sample(now);
+                let next = now + self.sample_interval;
+                if next <= self.end {
+                    self.sched.schedule(next, Event::Sample);
+                }
+            }
+        }
+    }
+
+    /// Puts a packet created at a host onto the network.
+    fn send_from_host(&mut self, pkt: Packet, now: SimTime) {
+        self.counters.packets_sent += 1;
+        self.forward(pkt.src, pkt, now);
+    }
+
+    /// Hands a packet at `node` to the link towards its destination.
+    fn forward(&mut self, node: NodeId, pkt: Packet, now: SimTime) {
+        let l = self.net.routes.next_hop(node, pkt.dst).expect("routes were checked when the world was built");
+        let link = &mut self.net.links[l as usize];
+        let offer = link.offer(pkt, now);
+        let backlog = link.queue.len_packets();
+        let max = &mut self.backlog_max[l as usize];
+        *max = (*max).max(backlog);
+        let dropped = match offer {
+            Offer::Started { done_at, dropped } => {
+                self.sched.schedule(done_at, Event::LinkTxDone(l));
+                dropped
+            }
+            Offer::Accepted { dropped } => dropped,
+        };
+        if dropped.is_some() {
+            self.counters.queue_drops += 1;
+        }
+    }
+
+    fn deliver(&mut self, pkt: Packet, now: SimTime) {
+        self.counters.packets_delivered += 1;
+        let f = pkt.flow;
+        let flow = &mut self.net.flows[f as usize];
+        match pkt.kind {
+            PacketKind::Data(hdr) => {
+                if let Some(ack) = flow.receiver.on_data(now, &hdr, pkt.ecn) {
+                    let ack_pkt = Packet::ack(f, flow.dst, flow.src, ack);
+                    self.send_from_host(ack_pkt, now);
+                }
+                self.arm_receiver_timer(f);
+            }
+            PacketKind::Ack(hdr) => {
+                let outcome = flow.sender.on_ack(now, &hdr);
+                if let Some(rtt) = outcome.rtt_sample {
+                    let ms = rtt.as_millis_f64();
+                    self.rtt_stats[f as usize].add(ms);
+                    if self.record_rtt {
+                        self.rtt_series.t_s.push(now.as_secs_f64());
+                        self.rtt_series.flow.push(f);
+                        self.rtt_series.rtt_ms.push(ms);
+                    }
+                }
+                if flow.completed_at.is_none() && flow.sender.is_done() {
+                    flow.completed_at = Some(now);
+                }
+                self.pump(f, now);
+            }
+        }
+    }
+
+    /// Lets the sender transmit everything it may now, then re-arms its timer.
+    fn pump(&mut self, f: FlowId, now: SimTime) {
+        loop {
+            let flow = &mut self.net.flows[f as usize];
+            let Some(tx) = flow.sender.poll_transmit(now) else { break };
+            let pkt = Packet::data(f, flow.src, flow.dst, tx.header, tx.ecn);
+            self.send_from_host(pkt, now);
+        }
+        let flow = &mut self.net.flows[f as usize];
+        if let Some(at) = flow.sender.next_timer() {
+            if flow.sender_timer.is_none_or(|t| at < t) {
+                flow.sender_timer = Some(at);
+                self.sched.schedule(at, Event::SenderTimer(f));
+            }
+        }
+    }
+
+    fn arm_receiver_timer(&mut self, f: FlowId) {
+        let flow: &mut Flow = &mut self.net.flows[f as usize];
+        if let Some(at) = flow.receiver.next_timer() {
+            if flow.receiver_timer.is_none_or(|t| at < t) {
+                flow.receiver_timer = Some(at);
+                self.sched.schedule(at, Event::ReceiverTimer(f));
+            }
+        }
+    }
+
+    fn sample(&mut self, now: SimTime) {
+        let t = now.as_secs_f64();
+        let interval_s = self.sample_interval.as_secs_f64();
+        let nan_if_none = |v: Option<f64>| v.unwrap_or(f64::NAN);
+        for (i, flow) in self.net.flows.iter().enumerate() {
+            let st = flow.sender.stats();
+            let delivered = flow.receiver.delivered_bytes();
+            let base = &mut self.flow_baseline[i];
+            let s = &mut self.flow_series;
+            s.t_s.push(t);
+            s.flow.push(i as u32);
+            s.cwnd_pkts.push(st.cwnd_pkts as f64);
+            s.ssthresh_pkts.push(nan_if_none(st.ssthresh_pkts.map(f64::from)));
+            s.inflight_pkts.push(st.inflight_pkts as f64);
+            s.srtt_ms.push(nan_if_none(st.srtt.map(|d| d.as_millis_f64())));
+            s.min_rtt_ms.push(nan_if_none(st.min_rtt.map(|d| d.as_millis_f64())));
+            s.pacing_rate_mbps.push(nan_if_none(st.pacing_rate.map(|r| r.mbps())));
+            s.delivery_rate_mbps.push(nan_if_none(st.delivery_rate.map(|r| r.mbps())));
+            s.goodput_mbps.push((delivered - base.delivered_bytes) as f64 * 8e-6 / interval_s);
+            s.retransmits.push((st.retransmits - base.retransmits) as f64);
+            s.cc_state.push(st.cc_state);
+            *base = Baseline { delivered_bytes: delivered, retransmits: st.retransmits };
+        }
+        for (i, link) in self.net.links.iter().enumerate() {
+            let s = &mut self.link_series;
+            s.t_s.push(t);
+            s.link.push(i as u32);
+            s.backlog_pkts.push(link.queue.len_packets() as f64);
+            s.backlog_bytes.push(link.queue.len_bytes() as f64);
+            s.drops.push((link.stats.queue_drops - self.link_drop_baseline[i]) as f64);
+            self.link_drop_baseline[i] = link.stats.queue_drops;
+        }
+    }
+
+    /// Packets held by links right now (queued, in service, propagating).
+    pub fn packets_in_network(&self) -> u64 {
+        self.net.links.iter().map(|l| l.packets_held()).sum()
+    }
+}

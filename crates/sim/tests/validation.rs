@@ -1,0 +1,78 @@
+//! Bad scenarios get one error naming the key path and what is allowed (issue 2 "Bad input").
+//! The Python suite holds the full table; these pin the Rust-side paths and messages.
+
+use tcplab_sim::resolve;
+
+const BASE: &str = r#"
+duration = "5s"
+[topology]
+kind = "dumbbell"
+bottleneck = { rate = "10Mbps", delay = "10ms", buffer = "100pkt" }
+[[flows]]
+cc = "newreno"
+"#;
+
+fn error_of(edit: impl Fn(&mut serde_json::Value)) -> String {
+    let mut v: serde_json::Value = toml::from_str(BASE).unwrap();
+    edit(&mut v);
+    resolve(v).expect_err("scenario should be rejected").to_string()
+}
+
+#[test]
+fn base_scenario_is_valid_and_gets_defaults() {
+    let s = resolve(toml::from_str(BASE).unwrap()).unwrap();
+    assert_eq!(s.flows[0].src.as_deref(), Some("s0"));
+    assert_eq!(s.flows[0].tcp.as_ref().unwrap().mss, 1448);
+    assert_eq!(s.seed, 1);
+}
+
+#[test]
+fn errors_name_the_dotted_path() {
+    use serde_json::json;
+    type Edit = Box<dyn Fn(&mut serde_json::Value)>;
+    let cases: Vec<(Edit, &str, &str)> = vec![
+        (Box::new(|v| v["colour"] = json!("red")), "colour", "unknown field"),
+        (Box::new(|v| v["topology"]["bottleneck"]["rate"] = json!("10Mbs")), "topology.bottleneck.rate", "unknown rate unit"),
+        (Box::new(|v| v["topology"]["bottleneck"]["rate"] = json!("0Mbps")), "topology.bottleneck.rate", "must be > 0"),
+        (Box::new(|v| v["topology"]["bottleneck"]["delay"] = json!("-1ms")), "topology.bottleneck.delay", "negative"),
+        (Box::new(|v| v["topology"]["bottleneck"]["buffer"] = json!("100B")), "topology.bottleneck.buffer", "smaller than one packet"),
+        (Box::new(|v| v["topology"]["bottleneck"]["loss"] = json!(1.5)), "topology.bottleneck.loss", "0 <= loss < 1"),
+        (Box::new(|v| v["topology"]["kind"] = json!("ring")), "topology.kind", "allowed: dumbbell, explicit"),
+        (Box::new(|v| v["flows"][0]["cc"] = json!("cubbic")), "flows.0.cc", "unknown algorithm"),
+        (Box::new(|v| v["flows"][0]["dst"] = json!("nowhere")), "flows.0.dst", "unknown node"),
+        (Box::new(|v| v["flows"][0]["src"] = json!("left")), "flows.0.src", "is a router"),
+        (Box::new(|v| v["flows"][0]["tcp"] = json!({"mss": 0})), "flows.0.tcp.mss", "out of range"),
+        (Box::new(|v| v["tcp"] = json!({"ack_every": 0})), "tcp.ack_every", "at least 1"),
+        (Box::new(|v| v["tcp"] = json!({"sack": "yes"})), "tcp.sack", "invalid type"),
+        (Box::new(|v| v["duration"] = json!(5)), "duration", "string with a unit"),
+        (Box::new(|v| v["flows"] = json!([])), "flows", "at least one flow"),
+        (Box::new(|v| v["flows"][0]["start"] = json!("9s")), "flows.0.start", "not before the end"),
+    ];
+    for (edit, path, fragment) in cases {
+        let e = error_of(edit);
+        assert!(e.starts_with(&format!("{path}: ")), "expected path {path:?} in {e:?}");
+        assert!(e.contains(fragment), "expected {fragment:?} in {e:?}");
+        assert!(!e.contains('\n'), "multi-line error: {e:?}");
+    }
+}
+
+#[test]
+fn unconnected_hosts_are_refused_when_the_world_is_built() {
+    let text = r#"
+duration = "1s"
+[topology]
+kind = "explicit"
+nodes = [{ name = "a" }, { name = "b" }, { name = "c" }, { name = "d" }]
+links = [{ a = "a", b = "b", rate = "1Mbps", delay = "1ms" }, { a = "c", b = "d", rate = "1Mbps", delay = "1ms" }]
+[[flows]]
+cc = "newreno"
+src = "a"
+dst = "d"
+"#;
+    let s = resolve(toml::from_str(text).unwrap()).unwrap();
+    let e = match tcplab_sim::run(s, |_| Ok(())) {
+        Err(tcplab_sim::RunError::Scenario(e)) => e.to_string(),
+        other => panic!("expected a scenario error, got {:?}", other.map(|_| ())),
+    };
+    assert!(e.starts_with("flows.0.dst: ") && e.contains("cannot be reached"), "{e}");
+}

@@ -1,0 +1,93 @@
+//! Per-connection TCP settings, defaulting to Linux (algorithms.md §1: initial window 10
+//! (RFC 6928), 200 ms RTO floor, SACK on, delayed ACK every 2 segments with a 40 ms timer
+//! and quickack at start, slow start after idle on, no pacing without fq).
+//! ns-3 defaults differ: MinRto 1 s, DelAckTimeout 200 ms, no quickack, 536-byte segments.
+
+use tcplab_cc::INFINITE_SSTHRESH;
+use tcplab_core::SimDuration;
+
+/// RTT estimator and RTO rule (algorithms.md §1.3).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RtoMode {
+    /// Linux `tcp_rtt_estimator`: damped mdev, per-flight rttvar, RTO = SRTT + rttvar.
+    #[default]
+    Linux,
+    /// RFC 6298: RTO = SRTT + max(G, 4·RTTVAR), floored at `min_rto` (ns-3's estimator).
+    Rfc6298,
+}
+
+/// Whether algorithms without their own pacing (`has_cong_control() == false`) are paced
+/// (algorithms.md §1.9). Algorithms with `cong_control` (BBR) are always paced.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PacingMode {
+    /// Linux with the default qdisc: not paced (the rate is still computed and reported).
+    #[default]
+    Off,
+    /// Linux with the fq qdisc: paced at 200 % (slow start) / 120 % of cwnd·MSS/SRTT.
+    Fq,
+}
+
+/// Receiver ACK policy (algorithms.md §1.4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DelayedAck {
+    /// ACK once this many full segments are unacknowledged (1 = ACK every segment).
+    pub every: u32,
+    /// Delayed-ACK timer (Linux ATO minimum 40 ms; ns-3 uses 200 ms).
+    pub timeout: SimDuration,
+    /// Segments ACKed immediately at connection start (Linux quickack mode, ~16).
+    pub quickack_segments: u32,
+}
+
+impl Default for DelayedAck {
+    fn default() -> Self {
+        DelayedAck { every: 2, timeout: SimDuration::from_millis(40), quickack_segments: 16 }
+    }
+}
+
+/// Settings of one TCP connection (both ends read the same struct).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TcpConfig {
+    /// Payload bytes per segment.
+    pub mss: u32,
+    /// Initial congestion window, packets (RFC 6928).
+    pub initial_cwnd: u32,
+    /// Initial slow-start threshold, packets.
+    pub initial_ssthresh: u32,
+    pub min_rto: SimDuration,
+    pub max_rto: SimDuration,
+    pub initial_rto: SimDuration,
+    pub rto_mode: RtoMode,
+    /// SACK (RFC 2018/6675); false = NewReno with Linux "Reno emulation" (RFC 6582).
+    pub sack: bool,
+    /// Send buffer: caps the unacknowledged payload bytes.
+    pub snd_buf_bytes: u64,
+    /// Receive buffer: the advertised window is this minus the out-of-order bytes held.
+    pub rcv_buf_bytes: u64,
+    pub pacing: PacingMode,
+    /// RFC 3168 ECN.
+    pub ecn: bool,
+    pub delayed_ack: DelayedAck,
+    /// Linux `tcp_slow_start_after_idle` (algorithms.md §1.8).
+    pub slow_start_after_idle: bool,
+}
+
+impl Default for TcpConfig {
+    fn default() -> Self {
+        TcpConfig {
+            mss: 1448,
+            initial_cwnd: 10,
+            initial_ssthresh: INFINITE_SSTHRESH,
+            min_rto: SimDuration::from_millis(200),
+            max_rto: SimDuration::from_secs(120),
+            initial_rto: SimDuration::from_secs(1),
+            rto_mode: RtoMode::Linux,
+            sack: true,
+            snd_buf_bytes: 6 << 20,
+            rcv_buf_bytes: 6 << 20,
+            pacing: PacingMode::Off,
+            ecn: false,
+            delayed_ack: DelayedAck::default(),
+            slow_start_after_idle: true,
+        }
+    }
+}

@@ -1,0 +1,372 @@
+//! Sender scenarios (algorithms.md §1 and §18 Reno 3) driven through the test wire. The
+//! expected numbers are Linux's; ns-3 differences are listed in sender.rs.
+
+use super::*;
+use crate::testkit::{ack_every_segment, ms, Hook, HookLog, Probe, Wire};
+use crate::DelayedAck;
+use tcplab_cc::RateSample;
+use tcplab_core::SackBlock;
+
+const MSS: u64 = 1448;
+
+fn hooks(log: &HookLog) -> Vec<Hook> {
+    log.lock().unwrap().clone()
+}
+
+fn ssthresh_calls(log: &HookLog) -> Vec<(u32, u32)> {
+    hooks(log).iter().filter_map(|h| if let Hook::Ssthresh { cwnd, result, .. } = h { Some((*cwnd, *result)) } else { None }).collect()
+}
+
+fn states_entered(log: &HookLog) -> Vec<CaState> {
+    hooks(log).iter().filter_map(|h| if let Hook::SetState { to, .. } = h { Some(*to) } else { None }).collect()
+}
+
+fn events(log: &HookLog, which: CwndEvent) -> Vec<(SimTime, u32, u32)> {
+    hooks(log)
+        .iter()
+        .filter_map(|h| match h {
+            Hook::Event { now, ev, cwnd, ssthresh } if *ev == which => Some((*now, *cwnd, *ssthresh)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn retransmitted_seqs(w: &Wire) -> Vec<u32> {
+    w.retransmissions().iter().map(|s| s.tx.header.seq).collect()
+}
+
+fn ack_hdr(ack: u32, sacks: &[(u32, u32)]) -> AckHeader {
+    let mut sack = [SackBlock::default(); 3];
+    for (i, &(start, end)) in sacks.iter().enumerate() {
+        sack[i] = SackBlock { start, end };
+    }
+    AckHeader { ack, sack, sack_len: sacks.len() as u8, tsecr: SimTime::ZERO, ece: false, rwnd_bytes: 6 << 20, delayed: false }
+}
+
+// algorithms.md §18 Reno 3: fast retransmit at cwnd 40 → ssthresh 20, ≈ 20 packets sent in the
+// recovery round (PRR), cwnd = 20 when recovery ends.
+#[test]
+fn one_loss_gives_one_fast_retransmit_and_one_prr_halving() {
+    let (cc, log) = Probe::reno();
+    let mut w = Wire::new(ack_every_segment(), cc, None, SimDuration::from_millis(50));
+    // ACKs of segments 0..29 grow cwnd from 10 to 40 in slow start; 30 is lost.
+    w.drop_copy(30, 1);
+    w.run_until(ms(1000));
+
+    assert_eq!(retransmitted_seqs(&w), vec![30]);
+    assert_eq!(w.tx.stats().rto_count, 0);
+    assert_eq!(ssthresh_calls(&log), vec![(40, 20)]);
+    assert_eq!(states_entered(&log), vec![CaState::Disorder, CaState::Recovery, CaState::Open]);
+    let t_enter = hooks(&log)
+        .iter()
+        .find_map(|h| match h {
+            Hook::SetState { now, to: CaState::Recovery, .. } => Some(*now),
+            _ => None,
+        })
+        .unwrap();
+    let exits = events(&log, CwndEvent::CompleteCwr);
+    assert_eq!(exits.len(), 1);
+    let (t_exit, cwnd_at_exit, ssthresh_at_exit) = exits[0];
+    assert_eq!((cwnd_at_exit, ssthresh_at_exit), (20, 20));
+    let sent_in_recovery = w.sent.iter().filter(|s| s.at >= t_enter && s.at < t_exit).count();
+    assert!((19..=21).contains(&sent_in_recovery), "sent {sent_in_recovery} packets during recovery");
+    assert_eq!(t_exit - t_enter, SimDuration::from_millis(100), "recovery lasts one round trip");
+    // afterwards: congestion avoidance from 20
+    assert_eq!(w.tx.stats().ssthresh_pkts, Some(20));
+    assert!(w.tx.stats().cwnd_pkts >= 20);
+}
+
+#[test]
+fn three_losses_in_one_window_are_repaired_in_one_sack_recovery() {
+    let (cc, log) = Probe::reno();
+    let mut w = Wire::new(TcpConfig::default(), cc, None, SimDuration::from_millis(50));
+    for seq in [30, 35, 40] {
+        w.drop_copy(seq, 1);
+    }
+    w.run_until(ms(2000));
+    assert_eq!(retransmitted_seqs(&w), vec![30, 35, 40]);
+    assert_eq!(w.tx.stats().rto_count, 0);
+    assert_eq!(ssthresh_calls(&log).len(), 1);
+    assert_eq!(states_entered(&log).iter().filter(|s| **s == CaState::Recovery).count(), 1);
+    // all three retransmissions leave within one round trip of the first
+    let r = w.retransmissions();
+    assert!(r[2].at - r[0].at < SimDuration::from_millis(100));
+    assert_eq!(events(&log, CwndEvent::CompleteCwr).len(), 1);
+    assert!(w.tx.stats().bytes_acked > 500 * MSS);
+}
+
+// RFC 6582 via Linux Reno emulation: each partial ACK retransmits the next hole, one episode.
+#[test]
+fn newreno_without_sack_repairs_three_losses_with_partial_acks() {
+    let (cc, log) = Probe::reno();
+    let cfg = TcpConfig { sack: false, ..ack_every_segment() };
+    let mut w = Wire::new(cfg, cc, None, SimDuration::from_millis(50));
+    for seq in [30, 35, 40] {
+        w.drop_copy(seq, 1);
+    }
+    w.run_until(ms(2000));
+    assert_eq!(retransmitted_seqs(&w), vec![30, 35, 40]);
+    assert_eq!(w.tx.stats().rto_count, 0);
+    assert_eq!(ssthresh_calls(&log), vec![(40, 20)]);
+    assert_eq!(states_entered(&log).iter().filter(|s| **s == CaState::Recovery).count(), 1);
+    // one hole per round trip
+    let r = w.retransmissions();
+    assert_eq!(r[1].at - r[0].at, SimDuration::from_millis(100));
+    assert_eq!(r[2].at - r[1].at, SimDuration::from_millis(100));
+    assert_eq!(events(&log, CwndEvent::CompleteCwr), vec![(r[2].at + SimDuration::from_millis(100), 20, 20)]);
+}
+
+// RFC 3042 as Linux does it: each of the first two duplicate ACKs lowers in-flight by one and
+// lets one new segment out; the third starts recovery with the retransmission.
+#[test]
+fn limited_transmit_on_the_first_two_dupacks() {
+    for sack in [true, false] {
+        let cfg = TcpConfig { sack, ..TcpConfig::default() };
+        let (cc, _) = Probe::reno();
+        let mut tx = TcpSender::new(cfg, cc, None);
+        tx.start(SimTime::ZERO);
+        let first: Vec<u32> = std::iter::from_fn(|| tx.poll_transmit(SimTime::ZERO)).map(|t| t.header.seq).collect();
+        assert_eq!(first, (0..10).collect::<Vec<_>>());
+        let t = ms(100);
+        for (k, expect) in [(2, Some((10, false))), (3, Some((11, false))), (4, Some((0, true)))] {
+            tx.on_ack(t, &ack_hdr(0, &[(1, k)]));
+            let sent = tx.poll_transmit(t).map(|t| (t.header.seq, t.is_retransmit));
+            assert_eq!(sent, expect, "sack={sack}, dupack {}", k - 1);
+            if k < 4 {
+                assert_eq!(tx.poll_transmit(t), None);
+            }
+        }
+        assert_eq!(tx.stats().cc_state, "recovery");
+    }
+}
+
+#[test]
+fn tail_loss_is_repaired_by_rto_and_the_second_rto_is_backed_off() {
+    let (cc, log) = Probe::reno();
+    let mut w = Wire::new(ack_every_segment(), cc, Some(30 * MSS), SimDuration::from_millis(50));
+    for seq in [27, 28, 29] {
+        w.drop_copy(seq, 1);
+    }
+    w.drop_copy(27, 2);
+    w.run_until(ms(10_000));
+    assert!(w.tx.is_done());
+    assert_eq!(w.rx.delivered_bytes(), 30 * MSS);
+    assert_eq!(w.sent.iter().filter(|s| s.dropped).count(), 4);
+    let r27: Vec<SimTime> = w.retransmissions().iter().filter(|s| s.tx.header.seq == 27).map(|s| s.at).collect();
+    assert_eq!(r27.len(), 2);
+    let last_ack_before = w.acks.iter().rfind(|(t, _)| *t < r27[0]).unwrap().0;
+    // every RTT sample is 100 ms: RTO = SRTT + max(4·mdev, rto_min) = 300 ms
+    let first_rto = r27[0] - last_ack_before;
+    assert_eq!(first_rto, SimDuration::from_millis(300));
+    assert_eq!(r27[1] - r27[0], SimDuration::from_millis(600));
+    assert_eq!(w.tx.stats().rto_count, 2);
+    // hook order on the first timeout: ssthresh, LOSS, set_state(Loss) with cwnd = 1;
+    // the second (no progress in between) does not reduce ssthresh again.
+    let h = hooks(&log);
+    let i = h.iter().position(|h| matches!(h, Hook::Ssthresh { .. })).unwrap();
+    let Hook::Ssthresh { cwnd, result, .. } = h[i] else { unreachable!() };
+    assert_eq!(result, cwnd / 2);
+    assert!(matches!(h[i + 1], Hook::Event { ev: CwndEvent::Loss, .. }));
+    assert!(matches!(h[i + 2], Hook::SetState { to: CaState::Loss, cwnd: 1, .. }));
+    assert_eq!(ssthresh_calls(&log).len(), 1);
+    assert_eq!(states_entered(&log).iter().filter(|s| **s == CaState::Loss).count(), 2);
+    // a stale timer call changes nothing
+    w.tx.on_timer(ms(20_000));
+    assert_eq!(w.tx.stats().rto_count, 2);
+}
+
+#[test]
+fn receive_window_caps_data_in_flight() {
+    let cfg = TcpConfig { rcv_buf_bytes: 8 * MSS, ..ack_every_segment() };
+    let (cc, _) = Probe::reno();
+    let mut w = Wire::new(cfg, cc, None, SimDuration::from_millis(20));
+    w.run_until(ms(1000));
+    let mut worst = 0;
+    for s in &w.sent {
+        let acked = w.acks.iter().filter(|(t, _)| *t <= s.at).map(|(_, a)| a.ack).max().unwrap_or(0);
+        worst = worst.max(s.tx.header.seq + 1 - acked);
+    }
+    assert_eq!(worst, 8, "in-flight reaches the window and never exceeds it");
+    // not cwnd-limited: slow start stops at twice the largest flight (Linux tcp_is_cwnd_limited)
+    assert_eq!(w.tx.stats().cwnd_pkts, 16);
+    assert!(!w.tx.cc_view().is_cwnd_limited);
+    assert_eq!(w.tx.cc_view().max_packets_out, 8);
+}
+
+#[test]
+fn byte_count_transfer_completes() {
+    let (cc, _) = Probe::reno();
+    let mut w = Wire::new(TcpConfig::default(), cc, Some(1_000_000), SimDuration::from_millis(20))
+        .with_bottleneck(Rate::from_mbps(100));
+    w.run_until(ms(10_000));
+    assert!(w.tx.is_done());
+    assert_eq!(w.rx.delivered_bytes(), 1_000_000);
+    let st = w.tx.stats();
+    assert_eq!((st.bytes_acked, st.bytes_sent, st.retransmits), (1_000_000, 1_000_000, 0));
+    assert_eq!(st.segments_sent, 691);
+    assert_eq!(w.sent.last().unwrap().tx.header.payload, 1_000_000 - 690 * 1448);
+    assert_eq!(st.inflight_pkts, 0);
+}
+
+#[test]
+fn delivery_rate_equals_the_bottleneck_rate() {
+    // paced at 12 Mbit/s into a 10 Mbit/s bottleneck
+    let (cc, log) = Probe::fixed_rate(200, 1_500_000);
+    let mut w = Wire::new(ack_every_segment(), cc, None, SimDuration::from_millis(10)).with_bottleneck(Rate::from_mbps(10));
+    w.run_until(ms(2000));
+    let payload_rate = 10e6 * 1448.0 / 1500.0;
+    let mut valid = 0;
+    for h in hooks(&log) {
+        if let Hook::CongControl { now, rs, .. } = h {
+            if now >= ms(200) && rs.interval_us > 0 {
+                let bps = rs.delivered as f64 * 1448.0 * 8e6 / rs.interval_us as f64;
+                assert!((bps / payload_rate - 1.0).abs() < 0.01, "sample {bps} bit/s at {now:?}");
+                assert!(!rs.is_app_limited);
+                valid += 1;
+            }
+        }
+    }
+    assert!(valid > 1000, "{valid} valid samples");
+    let reported = w.tx.stats().delivery_rate.unwrap().bps() as f64;
+    assert!((reported / payload_rate - 1.0).abs() < 0.01);
+}
+
+#[test]
+fn samples_are_app_limited_once_the_application_runs_dry() {
+    let (cc, log) = Probe::fixed_rate(20, 1_000_000);
+    let mut w = Wire::new(ack_every_segment(), cc, Some(50 * MSS), SimDuration::from_millis(10));
+    w.run_until(ms(5000));
+    assert!(w.tx.is_done());
+    let t_write = w.now + SimDuration::from_millis(100);
+    w.now = t_write;
+    w.tx.write(10 * MSS);
+    assert!(!w.tx.is_done());
+    w.run_until(ms(10_000));
+    assert!(w.tx.is_done());
+    let samples: Vec<(SimTime, RateSample, u64)> = hooks(&log)
+        .into_iter()
+        .filter_map(|h| if let Hook::CongControl { now, rs, app_limited } = h { Some((now, rs, app_limited)) } else { None })
+        .collect();
+    assert!(samples.iter().filter(|(t, ..)| *t < t_write).all(|(_, rs, _)| !rs.is_app_limited));
+    let later: Vec<_> = samples.iter().filter(|(t, rs, _)| *t > t_write && rs.delivered > 0).collect();
+    assert_eq!(later.len(), 10);
+    assert!(later.iter().all(|(_, rs, _)| rs.is_app_limited));
+    // the connection was marked app-limited while the last of the first 50 were in flight
+    assert!(samples.iter().any(|(t, _, app_limited)| *t < t_write && *app_limited > 0));
+}
+
+#[test]
+fn ecn_echo_gives_one_cwr_reduction_per_window() {
+    let (cc, log) = Probe::reno();
+    let cfg = TcpConfig { ecn: true, ..ack_every_segment() };
+    let mut w = Wire::new(cfg, cc, None, SimDuration::from_millis(50));
+    for seq in [100, 101, 102, 1000] {
+        w.mark_ce(seq);
+    }
+    w.run_until(ms(5000));
+    assert!(w.sent.iter().any(|s| s.tx.header.seq > 1100), "the flow got past the second mark");
+    assert_eq!(w.tx.stats().retransmits, 0);
+    let cuts = ssthresh_calls(&log);
+    assert_eq!(cuts.len(), 2, "three marks in one window, one in a later window: {cuts:?}");
+    assert!(cuts.iter().all(|&(cwnd, ssthresh)| ssthresh == cwnd / 2));
+    assert_eq!(states_entered(&log).iter().filter(|s| **s == CaState::Cwr).count(), 2);
+    let exits = events(&log, CwndEvent::CompleteCwr);
+    assert_eq!(exits.len(), 2);
+    assert!(exits.iter().all(|&(_, cwnd, ssthresh)| cwnd == ssthresh));
+    assert_eq!(w.sent.iter().filter(|s| s.tx.header.cwr).count(), 2);
+    assert!(w.sent.iter().all(|s| s.tx.ecn == Ecn::Ect0));
+}
+
+#[test]
+fn slow_start_restarts_after_an_idle_rto() {
+    let (cc, log) = Probe::reno();
+    let mut w = Wire::new(ack_every_segment(), cc, Some(100 * MSS), SimDuration::from_millis(50));
+    w.run_until(ms(5000));
+    assert!(w.tx.is_done());
+    let last_send = w.sent.last().unwrap().at;
+    let before = w.tx.stats();
+    // idle 200 ms < RTO (300 ms): no restart
+    w.now = last_send + SimDuration::from_millis(200);
+    w.tx.write(MSS);
+    w.run_until(ms(10_000));
+    assert!(events(&log, CwndEvent::CwndRestart).is_empty());
+    // idle 500 ms > RTO: one halving per full RTO beyond the first (500 − 300 > 0, 200 − 300 < 0)
+    let before_cwnd = w.tx.stats().cwnd_pkts;
+    assert_eq!(before_cwnd, before.cwnd_pkts, "a lone segment does not grow an app-limited window");
+    let last_send = w.sent.last().unwrap().at;
+    w.now = last_send + SimDuration::from_millis(500);
+    w.tx.write(20 * MSS);
+    w.run_until(ms(20_000));
+    assert_eq!(events(&log, CwndEvent::CwndRestart).len(), 1);
+    let (_, cwnd, ssthresh) = *events(&log, CwndEvent::TxStart).last().unwrap();
+    assert_eq!(cwnd, (before_cwnd / 2).max(10));
+    // ssthresh = max(ssthresh, ¾·cwnd): still infinite, as no loss happened
+    assert_eq!(ssthresh, INFINITE_SSTHRESH);
+}
+
+#[test]
+fn fq_pacing_spreads_the_window() {
+    let run = |pacing| {
+        let (cc, _) = Probe::reno();
+        let cfg = TcpConfig { pacing, ..ack_every_segment() };
+        let mut w = Wire::new(cfg, cc, None, SimDuration::from_millis(50));
+        w.run_until(ms(1000));
+        let after_first_rtt: Vec<SimTime> = w.sent.iter().filter(|s| s.at > ms(100)).map(|s| s.at).collect();
+        let bursts = after_first_rtt.windows(2).filter(|p| p[0] == p[1]).count();
+        (bursts, w.tx.stats())
+    };
+    let (bursts_off, st_off) = run(PacingMode::Off);
+    let (bursts_fq, st_fq) = run(PacingMode::Fq);
+    assert!(bursts_off > 100);
+    assert_eq!(bursts_fq, 0);
+    // the rate is reported either way (Linux computes it even when not paced)
+    assert!(st_off.pacing_rate.is_some() && st_fq.pacing_rate.is_some());
+}
+
+#[test]
+fn rfc6298_mode_runs_the_same_transfer() {
+    let (cc, _) = Probe::reno();
+    let cfg = TcpConfig { rto_mode: crate::RtoMode::Rfc6298, ..ack_every_segment() };
+    let mut w = Wire::new(cfg, cc, Some(50 * MSS), SimDuration::from_millis(50));
+    w.drop_copy(49, 1);
+    w.run_until(ms(10_000));
+    assert!(w.tx.is_done());
+    // tail loss: RTO = SRTT + 4·RTTVAR with RTTVAR decaying from 50 ms; above the 200 ms floor
+    let r = w.retransmissions();
+    let last_ack = w.acks.iter().rfind(|(t, _)| *t < r[0].at).unwrap().0;
+    let rto = r[0].at - last_ack;
+    assert!(rto >= SimDuration::from_millis(200) && rto < SimDuration::from_millis(300), "{rto:?}");
+    assert_eq!(w.tx.stats().srtt, Some(SimDuration::from_millis(100)));
+}
+
+#[test]
+fn delayed_acks_and_receiver_drive_a_lossy_transfer_to_completion() {
+    let (cc, _) = Probe::reno();
+    let cfg = TcpConfig { delayed_ack: DelayedAck { quickack_segments: 0, ..DelayedAck::default() }, ..TcpConfig::default() };
+    let mut w = Wire::new(cfg, cc, Some(2000 * MSS), SimDuration::from_millis(10)).with_bottleneck(Rate::from_mbps(50));
+    for seq in (100..2000).step_by(97) {
+        w.drop_copy(seq, 1);
+    }
+    w.drop_copy(1999, 1);
+    w.run_until(ms(60_000));
+    assert!(w.tx.is_done());
+    assert_eq!(w.rx.delivered_bytes(), 2000 * MSS);
+    assert!(w.acks.iter().any(|(_, a)| a.delayed), "some ACKs came from the delayed-ACK timer");
+}
+
+// Linux tcp_end_cwnd_reduction: even when PRR left cwnd near a shrinking pipe (nothing new
+// to send during recovery), leaving Recovery sets cwnd = ssthresh.
+#[test]
+fn recovery_exit_sets_cwnd_to_ssthresh_when_the_pipe_drained() {
+    let (cc, log) = Probe::reno();
+    let mut w = Wire::new(ack_every_segment(), cc, Some(45 * MSS), SimDuration::from_millis(50));
+    w.drop_copy(30, 1);
+    w.run_until(ms(5000));
+    assert!(w.tx.is_done());
+    assert_eq!(retransmitted_seqs(&w), vec![30]);
+    assert_eq!(ssthresh_calls(&log), vec![(40, 20)]);
+    let exits = events(&log, CwndEvent::CompleteCwr);
+    assert_eq!(exits.len(), 1);
+    assert_eq!((exits[0].1, exits[0].2), (20, 20));
+    assert_eq!(w.tx.stats().cwnd_pkts, 20);
+}
