@@ -141,7 +141,9 @@ impl Direction {
     }
 
     /// The transmitter finished its packet: it enters the pipe (or is lost). Returns the
-    /// pipe arrival to schedule (if any) and the next `tx_done` time (if the queue had more).
+    /// arrival to schedule — only when the packet is alone in the pipe: the pipe is in
+    /// order, so one pending arrival per link suffices and the scheduler stays small —
+    /// and the next `tx_done` time (if the queue had more).
     pub fn tx_done(&mut self, now: SimTime) -> (Option<SimTime>, Option<SimTime>) {
         let (pkt, tx) = self.in_service.take().expect("tx_done with an idle transmitter");
         self.stats.transmitted += 1;
@@ -150,7 +152,7 @@ impl Direction {
             Some(at) => {
                 debug_assert!(self.pipe.back().is_none_or(|(t, _)| *t <= at), "link model reordered packets");
                 self.pipe.push_back((at, pkt));
-                Some(at)
+                (self.pipe.len() == 1).then_some(at)
             }
             None => {
                 self.stats.link_losses += 1;
@@ -160,9 +162,11 @@ impl Direction {
         (arrival, self.start_next(now))
     }
 
-    /// The packet at the front of the pipe reaches the far end.
-    pub fn arrive(&mut self) -> Packet {
-        self.pipe.pop_front().expect("arrival with an empty pipe").1
+    /// The packet at the front of the pipe reaches the far end; also returns when the next
+    /// one arrives, if any (to schedule).
+    pub fn arrive(&mut self) -> (Packet, Option<SimTime>) {
+        let pkt = self.pipe.pop_front().expect("arrival with an empty pipe").1;
+        (pkt, self.pipe.front().map(|(at, _)| *at))
     }
 
     /// Packets held by this direction: queued, in service and propagating.
@@ -218,7 +222,10 @@ mod tests {
         assert_eq!(arrival, Some(SimTime(6_200_000)));
         assert_eq!(next, Some(SimTime(2_400_000)));
         assert_eq!(d.packets_held(), 2);
-        d.arrive();
+        // The second packet joins a non-empty pipe: its arrival is announced by the first's.
+        assert_eq!(d.tx_done(SimTime(2_400_000)), (None, None));
+        assert_eq!(d.arrive().1, Some(SimTime(7_400_000)));
+        assert_eq!(d.arrive().1, None);
         assert_eq!(d.stats.queue_drops, 1);
         assert_eq!(d.stats.offered, 3);
     }

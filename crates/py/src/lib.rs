@@ -109,17 +109,19 @@ fn run<'py>(py: Python<'py>, scenario_json: &str, seed: Option<u64>, progress: O
     let mut callback_error: Option<PyErr> = None;
     let result = py.detach(|| {
         catch_unwind(AssertUnwindSafe(|| {
-            tcplab_sim::run(scenario, |fraction| match &progress {
-                None => Ok(()),
-                Some(cb) => Python::attach(|py| {
+            tcplab_sim::run(scenario, |fraction| {
+                Python::attach(|py| {
                     // Ctrl-C arrives as a pending signal: let Python raise it here.
-                    let r = py.check_signals().and_then(|_| cb.call1(py, (fraction,)).map(|_| ()));
+                    let r = py.check_signals().and_then(|_| match &progress {
+                        Some(cb) => cb.call1(py, (fraction,)).map(|_| ()),
+                        None => Ok(()),
+                    });
                     r.map_err(|e| {
                         let msg = e.to_string();
                         callback_error = Some(e);
                         msg
                     })
-                }),
+                })
             })
         }))
     });

@@ -58,8 +58,13 @@ fn parse_at<T: DeserializeOwned>(value: Value, prefix: &str) -> Result<T, Scenar
                 serde_path_to_error::Segment::Unknown => None,
             })
             .collect();
-        // serde appends " at line x column y" only for text input; Values carry none.
-        ScenarioError::new(join(prefix, &inner.join(".")), e.into_inner().to_string())
+        let path = join(prefix, &inner.join("."));
+        let message = e.into_inner().to_string();
+        // "missing field `x`" names the key in the message: move it into the path.
+        match message.strip_prefix("missing field `").and_then(|m| m.strip_suffix('`')) {
+            Some(key) => ScenarioError::new(join(&path, key), "missing; this key is required"),
+            None => ScenarioError::new(path, message),
+        }
     })
 }
 
@@ -101,6 +106,8 @@ pub fn resolve(value: Value) -> Result<Scenario, ScenarioError> {
     let mut scenario: Scenario = parse_at(Value::Object(top), "")?;
     scenario.flows = flows;
     check(&mut scenario)?;
+    // What only the built graph can tell (a flow between unconnected hosts).
+    crate::build::build(&scenario)?;
     Ok(scenario)
 }
 

@@ -32,9 +32,12 @@ fn parse_scaled(s: &str, units: &[(&str, f64)], what: &str, example: &str) -> Re
     Ok(value * scale)
 }
 
-/// Formats `value` (in base units) with the largest unit that keeps it an exact integer
-/// or a short decimal.
+/// Formats `value` (in base units) with the largest unit that keeps it an exact integer;
+/// zero takes the largest unit ("0s", not "0ns").
 fn format_scaled(value: u64, units: &[(&str, f64)]) -> String {
+    if value == 0 {
+        return format!("0{}", units[units.len() - 1].0);
+    }
     for (unit, scale) in units.iter().rev() {
         let scale = *scale as u64;
         if scale > 0 && value >= scale && value.is_multiple_of(scale) {
@@ -191,6 +194,7 @@ mod tests {
     fn durations_sizes_and_buffers() {
         assert_eq!("2.5s".parse::<DurationValue>().unwrap().0, SimDuration::from_millis(2500));
         assert_eq!("1min".parse::<DurationValue>().unwrap().to_string(), "60s");
+        assert_eq!("0ms".parse::<DurationValue>().unwrap().to_string(), "0s");
         assert_eq!("40us".parse::<DurationValue>().unwrap().0, SimDuration::from_micros(40));
         assert_eq!("4MB".parse::<SizeValue>().unwrap().0, 4_000_000);
         assert_eq!("4MiB".parse::<SizeValue>().unwrap().0, 4 << 20);

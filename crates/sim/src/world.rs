@@ -1,7 +1,8 @@
 //! The event loop: one scheduler of plain enum events (design.md §3). Packets never sit in
 //! the scheduler: a link direction keeps its queue, the packet in service and the packets
 //! in propagation itself, and events only say "transmitter of link L is done" or "the
-//! front of link L's pipe arrives".
+//! front of link L's pipe arrives" — at most one of each per link, so the heap stays a
+//! few dozen entries deep whatever the bandwidth-delay product.
 
 use crate::build::{build, Flow, Network};
 use crate::recorder::{FlowSeries, LinkSeries, RttSeries, RttStats};
@@ -28,10 +29,6 @@ pub struct RunCounters {
     pub packets_sent: u64,
     /// Packets that reached their destination host.
     pub packets_delivered: u64,
-    /// Packets dropped by queues.
-    pub queue_drops: u64,
-    /// Packets lost by link models.
-    pub link_losses: u64,
 }
 
 /// Previous-sample values for per-interval columns.
@@ -169,11 +166,9 @@ impl World {
                 }
             }
             Event::LinkTxDone(l) => {
-                let (arrival, next) = self.net.links[l as usize].tx_done(now);
+                        let (arrival, next) = self.net.links[l as usize].tx_done(now);
                 if let Some(at) = arrival {
                     self.sched.schedule(at, Event::LinkArrival(l));
-                } else {
-                    self.counters.link_losses += 1;
                 }
                 if let Some(at) = next {
                     self.sched.schedule(at, Event::LinkTxDone(l));
@@ -181,8 +176,11 @@ impl World {
             }
             Event::LinkArrival(l) => {
                 let link = &mut self.net.links[l as usize];
-                let pkt = link.arrive();
+                let (pkt, next) = link.arrive();
                 let node = link.to;
+                if let Some(at) = next {
+                    self.sched.schedule(at, Event::LinkArrival(l));
+                }
                 if node == pkt.dst {
                     self.deliver(pkt, now);
                 } else {
@@ -213,15 +211,8 @@ impl World {
         let backlog = link.queue.len_packets();
         let max = &mut self.backlog_max[l as usize];
         *max = (*max).max(backlog);
-        let dropped = match offer {
-            Offer::Started { done_at, dropped } => {
-                self.sched.schedule(done_at, Event::LinkTxDone(l));
-                dropped
-            }
-            Offer::Accepted { dropped } => dropped,
-        };
-        if dropped.is_some() {
-            self.counters.queue_drops += 1;
+        if let Offer::Started { done_at, .. } = offer {
+            self.sched.schedule(done_at, Event::LinkTxDone(l));
         }
     }
 

@@ -1,0 +1,64 @@
+"""tcplab: a packet-level TCP congestion-control lab.
+
+    import tcplab
+    result = tcplab.run("scenario.toml", seed=2, overrides={"flows.0.cc": "bbr"}, duration="5s")
+    result.summary["fairness_jain"], result.flows   # a dict and polars DataFrames
+    result.save("runs/bbr")                        # scenario.toml, summary.json, *.parquet, plots/
+    tcplab.load("runs/bbr")
+
+The simulator and the scenario schema live in the Rust extension `tcplab._core`; this package
+loads scenarios, applies overrides, and turns what the core returns into a `Result`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from . import _core
+from ._core import ScenarioError
+from .result import Result
+from .scenario import ScenarioSource, prepare, resolve, to_json
+
+__version__: str = _core.version()
+__all__ = ["Result", "ScenarioError", "ScenarioSource", "__version__", "load", "resolve", "run"]
+
+
+def run(
+    scenario: ScenarioSource,
+    *,
+    seed: int | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    output: str | os.PathLike[str] | None = None,
+    overwrite: bool = False,
+    plots: bool = True,
+    progress: Callable[[float], None] | None = None,
+    **settings: Any,
+) -> Result:
+    """Runs a scenario in the simulator and returns its Result.
+
+    scenario   a .toml path, a study name (`tcplab list`), TOML text, or a dict
+    seed       overrides the scenario's `seed`
+    overrides  dotted keys to set first: {"flows.0.cc": "bbr", "topology.bottleneck.loss": 0.01}
+    settings   more keys as keywords, `__` standing for a dot: duration="5s", flows__0__cc="bbr"
+    output     when given, the run directory is written there (see `Result.save`)
+    progress   called now and then with the fraction done; an exception it raises aborts the run
+
+    Raises ScenarioError (a ValueError) for a bad scenario, RuntimeError for an internal failure.
+    """
+    document = prepare(scenario, overrides, **settings)
+    result = Result.from_core(_core.run(to_json(document), seed, progress or _let_python_run))
+    if output is not None:
+        result.save(output, overwrite=overwrite, plots=plots)
+    return result
+
+
+def load(directory: str | os.PathLike[str]) -> Result:
+    """Reads a run directory written by `Result.save` (or `tcplab run`)."""
+    return Result.load(directory)
+
+
+def _let_python_run(fraction_done: float) -> None:
+    """The default progress callback: does nothing, but calling into Python now and then lets
+    Ctrl-C (KeyboardInterrupt) stop a long run."""

@@ -1,0 +1,34 @@
+"""Type stubs of the Rust extension `tcplab._core` (crates/py): the scenario schema, the
+validator and the simulator. JSON crosses the boundary as text."""
+
+from collections.abc import Callable
+from typing import Literal, TypedDict
+
+PackedColumn = tuple[Literal["f64", "u32"], bytes]
+"""A numeric column: its type and the little-endian packed values; NaN in f64 means missing."""
+Columns = dict[str, PackedColumn | list[str]]
+
+class RunOutput(TypedDict):
+    scenario: str  # the resolved scenario, JSON
+    summary: str  # JSON
+    flows: Columns
+    links: Columns
+    rtt: Columns | None  # only when the scenario sets record.rtt
+
+class ScenarioError(ValueError):
+    """A bad scenario; the one-line message starts with the dotted key path."""
+
+def version() -> str: ...
+def schema() -> str:
+    """The JSON Schema of scenario files, as JSON text."""
+
+def catalog() -> str:
+    """JSON: {"algorithms": [{"name", "summary", "params": [{"name", "default", "unit", "doc"}]}],
+    "queues": [{"name", "summary"}], "topologies": [{"name", "summary"}]}."""
+
+def validate(scenario_json: str) -> str:
+    """The resolved scenario (every default filled in) as JSON text."""
+
+def run(
+    scenario_json: str, seed: int | None, progress: Callable[[float], None] | None
+) -> RunOutput: ...

@@ -1,0 +1,298 @@
+"""The `tcplab` command line: run a scenario file or a built-in study and write its run
+directory, print the scenario JSON Schema, list what scenarios can use, and a CUBIC-vs-BBR demo.
+
+Bad input (a scenario error, a missing file, a bad --set, a TOML syntax error, an occupied
+output directory) prints one `error: ...` line on stderr and exits 2, without a traceback;
+Ctrl-C prints `interrupted`, writes nothing and exits 130.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import sys
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, Any, TextIO
+
+import typer
+
+from . import _core, studies
+from . import run as run_scenario
+from ._core import ScenarioError
+from .result import Result, ensure_writable
+from .scenario import parse_assignment
+
+EXIT_FAILURE = 1
+EXIT_BAD_INPUT = 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
+
+DEFAULT_RUNS_DIRECTORY = Path("runs")
+DEMO_STUDY = "rtt-lens"
+DEMO_ALGORITHMS = ("cubic", "bbr")
+# Links below this utilization and without drops are left out of the summary table.
+QUIET_LINK_UTILIZATION = 0.01
+
+app = typer.Typer(
+    name="tcplab",
+    help="A packet-level TCP congestion-control lab.",
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of the `tcplab` script; exits with the command's exit code."""
+    app(args=argv, prog_name="tcplab")
+
+
+@app.command()
+def run(
+    scenario: Annotated[
+        str,
+        typer.Argument(
+            metavar="SCENARIO", help="A scenario .toml file, or a study name (see `tcplab list`)."
+        ),
+    ],
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", help="Run directory (default: runs/NAME-YYYYmmdd-HHMMSS)."),
+    ] = None,
+    assignments: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set",
+            metavar="KEY=VALUE",
+            help="Set a scenario key, e.g. flows.0.cc=bbr or duration=5s (repeatable).",
+        ),
+    ] = None,
+    seed: Annotated[int | None, typer.Option(help="Seed, instead of the scenario's.")] = None,
+    plots: Annotated[bool, typer.Option("--plots/--no-plots", help="Write plots/*.png.")] = True,
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Replace the output directory if it is not empty.")
+    ] = False,
+) -> None:
+    """Run a scenario, print its summary and write its run directory."""
+    with _reported_errors():
+        overrides = dict(parse_assignment(text) for text in assignments or [])
+        if output is not None:
+            ensure_writable(output, overwrite=overwrite)
+        with ProgressLine() as progress:
+            result = run_scenario(scenario, seed=seed, overrides=overrides, progress=progress)
+        directory = output or _fresh_run_directory(result.name)
+        result.save(directory, overwrite=overwrite, plots=plots)
+    print(format_summary(result))
+    print(f"\nwrote {directory}")
+
+
+@app.command()
+def schema() -> None:
+    """Print the JSON Schema of scenario files."""
+    print(_core.schema())
+
+
+@app.command("list")
+def list_catalog() -> None:
+    """List the algorithms with their parameters, queue kinds, topologies and studies."""
+    catalog = json.loads(_core.catalog())
+    lines = ["algorithms  (flows.N.cc = NAME, or { kind = NAME, PARAMETER = VALUE, ... })"]
+    for algorithm in catalog["algorithms"]:
+        lines.append(f"  {algorithm['name']}: {algorithm['summary']}")
+        parameters = [
+            [p["name"], f"= {p['default']} {p['unit']}".rstrip(), p["doc"]]
+            for p in algorithm["params"]
+        ]
+        if parameters:
+            lines.append(_indented(format_table(parameters, "lll"), 6))
+    study_rows = [[study.name, study.description] for study in studies.all_studies().values()]
+    for title, rows in [
+        ("queues  (queue = NAME)", [[q["name"], q["summary"]] for q in catalog["queues"]]),
+        (
+            "topologies  (topology.kind = NAME)",
+            [[t["name"], t["summary"]] for t in catalog["topologies"]],
+        ),
+        ("studies  (tcplab run NAME)", study_rows),
+    ]:
+        lines += ["", title, _indented(format_table(rows, "ll"), 2)]
+    print("\n".join(lines))
+
+
+@app.command()
+def demo(
+    seed: Annotated[int | None, typer.Option(help="Seed, instead of the study's.")] = None,
+) -> None:
+    """Run the rtt-lens study with CUBIC and with BBR and compare them side by side."""
+    results = {}
+    with _reported_errors():
+        for algorithm in DEMO_ALGORITHMS:
+            with ProgressLine(label=algorithm) as progress:
+                results[algorithm] = run_scenario(
+                    DEMO_STUDY, seed=seed, overrides={"flows.0.cc": algorithm}, progress=progress
+                )
+    print(f"{DEMO_STUDY}: {studies.all_studies()[DEMO_STUDY].description}\n")
+    print(format_comparison(results))
+    print(
+        f"\nplots and data: tcplab run {DEMO_STUDY} --set flows.0.cc=bbr -o runs/{DEMO_STUDY}-bbr"
+    )
+
+
+class ProgressLine:
+    """A one-line progress bar for a run, drawn on stderr only when it is a terminal and only
+    once the run has lasted `DELAY_SECONDS`; erased when the run ends."""
+
+    DELAY_SECONDS = 1.0
+    REDRAW_SECONDS = 0.1
+    BAR_WIDTH = 30
+
+    def __init__(
+        self,
+        label: str = "running",
+        stream: TextIO | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.label = label
+        self.stream = stream or sys.stderr
+        self.clock = clock
+        self.started = clock()
+        self.last_drawn: float | None = None
+
+    def __call__(self, fraction_done: float) -> None:
+        now = self.clock()
+        if now - self.started < self.DELAY_SECONDS or not self.stream.isatty():
+            return
+        if self.last_drawn is not None and now - self.last_drawn < self.REDRAW_SECONDS:
+            return
+        filled = round(min(max(fraction_done, 0.0), 1.0) * self.BAR_WIDTH)
+        bar = "#" * filled + "-" * (self.BAR_WIDTH - filled)
+        elapsed = now - self.started
+        self.stream.write(f"\r{self.label} [{bar}] {fraction_done:4.0%}  {elapsed:.0f} s")
+        self.stream.flush()
+        self.last_drawn = now
+
+    def __enter__(self) -> ProgressLine:
+        return self
+
+    def __exit__(self, *exception: object) -> None:
+        if self.last_drawn is not None:
+            self.stream.write("\r\033[K")  # back to the line start, erase to its end
+            self.stream.flush()
+
+
+def format_summary(result: Result) -> str:
+    """The summary of a run: a headline, a table of flows, a table of links, Jain's index."""
+    summary, run_info = result.summary, result.summary["run"]
+    headline = (
+        f"{result.name}: {run_info['sim_seconds']:g} s simulated"
+        f" in {run_info['wall_seconds']:.2f} s ({run_info['events']:,} events,"
+        f" seed {run_info['seed']})"
+    )
+    lines = [headline, "", _flow_table(summary["flows"]), "", _link_table(summary["links"])]
+    lines += ["", f"Jain's fairness index: {summary['fairness_jain']:.3f}"]
+    return "\n".join(lines)
+
+
+def _flow_table(flows: list[dict[str, Any]]) -> str:
+    header = ["flow", "cc", "goodput Mbps", "RTT mean ms", "RTT p95 ms", "retransmits"]
+    rows = [
+        [
+            str(flow["id"]),
+            flow["cc"],
+            _number(flow["goodput_mbps"], 2),
+            _number(flow["rtt_mean_ms"], 1),
+            _number(flow["rtt_p95_ms"], 1),
+            str(flow["retransmits"]),
+        ]
+        for flow in flows
+    ]
+    return format_table([header, *rows], "llrrrr")
+
+
+def _link_table(links: list[dict[str, Any]]) -> str:
+    """The links that carried traffic or dropped packets; a note counts the others."""
+    shown = [
+        link for link in links if link["drops"] or link["utilization"] >= QUIET_LINK_UTILIZATION
+    ]
+    rows = [[link["id"], f"{link['utilization']:.1%}", str(link["drops"])] for link in shown]
+    table = format_table([["link", "utilization", "drops"], *rows], "lrr")
+    quiet = len(links) - len(shown)
+    if not quiet:
+        return table
+    return f"{table}\n({quiet} more under {QUIET_LINK_UTILIZATION:.0%} utilization without drops)"
+
+
+def format_comparison(results: Mapping[str, Result]) -> str:
+    """Flow 0 and the busiest link of each run, one column per run."""
+    columns = {name: _comparison_column(result.summary) for name, result in results.items()}
+    metrics = next(iter(columns.values())).keys()
+    rows = [["", *columns]] + [
+        [metric, *(column[metric] for column in columns.values())] for metric in metrics
+    ]
+    return format_table(rows, "l" + "r" * len(columns))
+
+
+def _comparison_column(summary: Mapping[str, Any]) -> dict[str, str]:
+    flow = summary["flows"][0]
+    bottleneck = max(summary["links"], key=lambda link: link["utilization"])
+    return {
+        "goodput Mbps": _number(flow["goodput_mbps"], 2),
+        "RTT mean ms": _number(flow["rtt_mean_ms"], 1),
+        "RTT p95 ms": _number(flow["rtt_p95_ms"], 1),
+        "RTT p99 ms": _number(flow["rtt_p99_ms"], 1),
+        "retransmits": str(flow["retransmits"]),
+        f"{bottleneck['id']} utilization": f"{bottleneck['utilization']:.1%}",
+        f"{bottleneck['id']} drops": str(bottleneck["drops"]),
+        f"{bottleneck['id']} mean backlog pkts": _number(bottleneck["backlog_mean_pkts"], 1),
+        "wall time s": f"{summary['run']['wall_seconds']:.2f}",
+    }
+
+
+def format_table(rows: list[list[str]], align: str) -> str:
+    """Rows of cells as aligned text; `align` has one `l` (left) or `r` (right) per column."""
+    widths = [max(map(len, column)) for column in zip(*rows, strict=True)]
+    return "\n".join(
+        "  ".join(
+            cell.ljust(width) if side == "l" else cell.rjust(width)
+            for cell, width, side in zip(row, widths, align, strict=True)
+        ).rstrip()
+        for row in rows
+    )
+
+
+def _number(value: float | None, decimals: int) -> str:
+    return "-" if value is None else f"{value:.{decimals}f}"
+
+
+def _indented(text: str, spaces: int) -> str:
+    return "\n".join(" " * spaces + line for line in text.splitlines())
+
+
+def _fresh_run_directory(name: str) -> Path:
+    """runs/NAME-YYYYmmdd-HHMMSS, with -2, -3, ... appended if that exists already."""
+    base = DEFAULT_RUNS_DIRECTORY / f"{name}-{datetime.now():%Y%m%d-%H%M%S}"
+    candidates = itertools.chain(
+        [base], (base.with_name(f"{base.name}-{n}") for n in itertools.count(2))
+    )
+    return next(path for path in candidates if not path.exists())
+
+
+@contextmanager
+def _reported_errors() -> Iterator[None]:
+    """Turns the errors a user can cause into one line on stderr and an exit code."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    except (ScenarioError, FileExistsError, NotADirectoryError) as error:
+        _exit_with_error(error, EXIT_BAD_INPUT)
+    except (OSError, RuntimeError) as error:
+        _exit_with_error(error, EXIT_FAILURE)
+
+
+def _exit_with_error(error: Exception, code: int) -> None:
+    print(f"error: {' '.join(str(error).splitlines())}", file=sys.stderr)
+    raise typer.Exit(code) from None

@@ -1,0 +1,34 @@
+"""Figures of one run, one PNG each in a run directory's plots/: goodput, RTT, congestion
+window and queue backlog over time. See `figures` for what each shows and how it is styled."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from matplotlib.figure import Figure
+
+from .figures import backlog_figure, cwnd_figure, rtt_figure, throughput_figure
+
+if TYPE_CHECKING:
+    from ..result import Result
+
+FIGURES: dict[str, Callable[[Result], Figure]] = {
+    "throughput": throughput_figure,
+    "rtt": rtt_figure,
+    "cwnd": cwnd_figure,
+    "backlog": backlog_figure,
+}
+"""Every figure by the stem of its file name."""
+
+
+def save_plots(result: Result, directory: Path) -> list[Path]:
+    """Writes every figure of `FIGURES` as `directory/<name>.png` and returns the paths."""
+    directory.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for name, make_figure in FIGURES.items():
+        path = directory / f"{name}.png"
+        make_figure(result).savefig(path)
+        paths.append(path)
+    return paths

@@ -1,0 +1,219 @@
+"""The time-series figures of a run, drawn with matplotlib's object API (a `Figure` saved
+through the Agg canvas: no GUI backend, no pyplot global state).
+
+Styled for print and for comparing runs: each algorithm always has the same colour (the
+Okabe-Ito palette, safe for colour-blind readers), flows of one algorithm differ by line style,
+every axis names its unit, every title starts with the scenario name, and y axes start at zero.
+"""
+
+from __future__ import annotations
+
+import functools
+import zlib
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import matplotlib
+import numpy as np
+import polars as pl
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+if TYPE_CHECKING:
+    from ..result import Result
+
+ALGORITHM_COLOURS = {
+    "newreno": "#0072B2",  # blue
+    "cubic": "#D55E00",  # vermillion
+    "bbr": "#009E73",  # bluish green
+    "bbr3": "#CC79A7",  # reddish purple
+    "vegas": "#E69F00",  # orange
+    "dctcp": "#56B4E9",  # sky blue
+}
+"""Okabe & Ito, "Color Universal Design" (2008), one colour per algorithm in every figure."""
+
+# For algorithms without a colour above, picked by a stable hash of the name (Paul Tol's palette).
+_OTHER_ALGORITHM_COLOURS = ("#332288", "#882255", "#117733", "#44AA99", "#999933", "#AA4499")
+# Links are told apart by position, in colours unlike the algorithms' (Paul Tol's palette).
+LINK_COLOURS = ("#332288", "#882255", "#117733", "#999933", "#AA4499", "#44AA99", "#DDCC77")
+# Flows of the same algorithm: solid, dashed, dotted, dash-dot.
+LINE_STYLES: tuple[Any, ...] = ("-", (0, (5, 2)), (0, (1, 1.5)), "-.")
+
+# Goodput is averaged over at least this long (per-interval goodput jumps with every ACK, and
+# a filled SACK hole delivers a burst far above the link rate), and over longer runs across
+# about GOODPUT_WINDOWS_PER_RUN windows, so the trend shows rather than the bursts.
+GOODPUT_WINDOW_SECONDS = 0.1
+GOODPUT_WINDOWS_PER_RUN = 300
+
+PRINT_STYLE = {
+    "font.size": 10,
+    "axes.titlesize": 11,
+    "axes.labelsize": 10,
+    "legend.fontsize": 9,
+    "lines.linewidth": 1.4,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": True,
+    "grid.color": "0.85",
+    "grid.linewidth": 0.6,
+}
+
+
+@dataclass(frozen=True)
+class FlowStyle:
+    """How one flow is drawn in every figure."""
+
+    label: str
+    colour: str
+    linestyle: Any
+
+
+def algorithm_colour(algorithm: str) -> str:
+    """The colour of an algorithm, the same in every figure and every run."""
+    if algorithm in ALGORITHM_COLOURS:
+        return ALGORITHM_COLOURS[algorithm]
+    return _OTHER_ALGORITHM_COLOURS[zlib.crc32(algorithm.encode()) % len(_OTHER_ALGORITHM_COLOURS)]
+
+
+def flow_styles(result: Result) -> dict[int, FlowStyle]:
+    """The style of each flow by id: its algorithm's colour, and a line style that tells it
+    apart from earlier flows of the same algorithm."""
+    flows_so_far: Counter[str] = Counter()
+    styles = {}
+    for flow in result.summary["flows"]:
+        algorithm = flow["cc"]
+        styles[flow["id"]] = FlowStyle(
+            label=f"flow {flow['id']} ({algorithm})",
+            colour=algorithm_colour(algorithm),
+            linestyle=LINE_STYLES[flows_so_far[algorithm] % len(LINE_STYLES)],
+        )
+        flows_so_far[algorithm] += 1
+    return styles
+
+
+def _print_style(make_figure: Callable[[Result], Figure]) -> Callable[[Result], Figure]:
+    @functools.wraps(make_figure)
+    def styled(result: Result) -> Figure:
+        with matplotlib.rc_context(PRINT_STYLE):
+            return make_figure(result)
+
+    return styled
+
+
+@_print_style
+def throughput_figure(result: Result) -> Figure:
+    """Goodput of each flow over time, as a moving average (see `GOODPUT_WINDOW_SECONDS`)."""
+    interval = _sampling_interval(result.flows)
+    run_seconds = float(result.flows["t_s"].max() or 0.0)
+    window_seconds = max(GOODPUT_WINDOW_SECONDS, run_seconds / GOODPUT_WINDOWS_PER_RUN)
+    window = max(1, round(window_seconds / interval))
+    figure, axes = _new_figure(
+        result, "goodput per flow", f"goodput (Mbps, {_seconds_text(window * interval)} mean)"
+    )
+    _plot_flows(axes, result, "goodput_mbps", lambda values: _trailing_mean(values, window))
+    return _finished(figure, axes)
+
+
+@_print_style
+def rtt_figure(result: Result) -> Figure:
+    """Smoothed RTT of each flow over time, over its RTT samples when they were recorded."""
+    has_samples = result.rtt is not None and not result.rtt.is_empty()
+    title = "smoothed RTT (lines) and RTT samples (dots)" if has_samples else "smoothed RTT"
+    figure, axes = _new_figure(result, title, "RTT (ms)")
+    _plot_flows(axes, result, "srtt_ms")
+    if has_samples:
+        for flow_id, style in flow_styles(result).items():
+            samples = result.rtt.filter(pl.col("flow") == flow_id)
+            axes.scatter(
+                samples["t_s"].to_numpy(),
+                samples["rtt_ms"].to_numpy(),
+                s=1.5,
+                color=style.colour,
+                alpha=0.3,
+                linewidths=0,
+                zorder=1,
+            )
+    return _finished(figure, axes)
+
+
+@_print_style
+def cwnd_figure(result: Result) -> Figure:
+    """Congestion window of each flow over time."""
+    figure, axes = _new_figure(result, "congestion window", "cwnd (packets)")
+    _plot_flows(axes, result, "cwnd_pkts")
+    return _finished(figure, axes)
+
+
+@_print_style
+def backlog_figure(result: Result) -> Figure:
+    """Queue backlog over time of every link that ever queued a packet."""
+    figure, axes = _new_figure(result, "queue backlog per link", "backlog (packets)")
+    peaks = result.links.group_by("link", maintain_order=True).agg(pl.col("backlog_pkts").max())
+    busy_links = peaks.filter(pl.col("backlog_pkts") > 0)["link"]
+    for position, link in enumerate(busy_links):
+        rows = result.links.filter(pl.col("link") == link)
+        axes.plot(
+            rows["t_s"].to_numpy(),
+            rows["backlog_pkts"].to_numpy(),
+            label=link,
+            color=LINK_COLOURS[position % len(LINK_COLOURS)],
+        )
+    return _finished(figure, axes)
+
+
+def _new_figure(result: Result, title: str, ylabel: str) -> tuple[Figure, Axes]:
+    figure = Figure(figsize=(7, 3.6), dpi=150, layout="constrained")
+    axes = figure.add_subplot()
+    axes.set(title=f"{result.name}: {title}", xlabel="time (s)", ylabel=ylabel)
+    return figure, axes
+
+
+def _plot_flows(
+    axes: Axes,
+    result: Result,
+    column: str,
+    transform: Callable[[np.ndarray], np.ndarray] = lambda values: values,
+) -> None:
+    for flow_id, style in flow_styles(result).items():
+        rows = result.flows.filter(pl.col("flow") == flow_id)
+        if rows.is_empty():
+            continue
+        axes.plot(
+            rows["t_s"].to_numpy(),
+            transform(rows[column].to_numpy()),
+            label=style.label,
+            color=style.colour,
+            linestyle=style.linestyle,
+            zorder=2,
+        )
+
+
+def _finished(figure: Figure, axes: Axes) -> Figure:
+    """Starts both axes at zero and adds the legend below the plot, or says there is no data."""
+    axes.set_xlim(left=0)
+    axes.set_ylim(bottom=0)
+    if axes.lines:
+        figure.legend(loc="outside lower center", ncols=min(4, len(axes.lines)), frameon=False)
+    else:
+        axes.text(0.5, 0.5, "no samples", transform=axes.transAxes, ha="center", color="0.4")
+    return figure
+
+
+def _sampling_interval(frame: pl.DataFrame) -> float:
+    """The spacing of the sample times in seconds (`GOODPUT_WINDOW_SECONDS` if unknown)."""
+    times = np.unique(frame["t_s"].drop_nulls().to_numpy())
+    return float(np.median(np.diff(times))) if len(times) > 1 else GOODPUT_WINDOW_SECONDS
+
+
+def _seconds_text(seconds: float) -> str:
+    return f"{seconds:.3g} s" if seconds >= 1 else f"{seconds * 1e3:.3g} ms"
+
+
+def _trailing_mean(values: np.ndarray, window: int) -> np.ndarray:
+    """Mean of each value and the `window - 1` before it (fewer at the start)."""
+    sums = np.concatenate(([0.0], np.cumsum(values, dtype=float)))
+    ends = np.arange(1, len(values) + 1)
+    starts = np.maximum(ends - window, 0)
+    return (sums[ends] - sums[starts]) / (ends - starts)

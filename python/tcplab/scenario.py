@@ -1,0 +1,211 @@
+"""Scenario documents on the Python side: read one from a TOML file, a built-in study, TOML text
+or a dict; apply dotted-key overrides (`flows.0.cc=bbr`); validate and resolve it through the
+Rust core, which owns the schema; write a resolved scenario back as TOML.
+
+A document is the plain dict that TOML parses to. Every problem with one raises
+`ScenarioError` with a single line that starts with where the problem is (a dotted key path,
+a file name or the offending `--set` text), like the errors of the Rust validator.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+
+from . import _core, studies
+from ._core import ScenarioError
+
+ScenarioSource = str | Path | Mapping[str, Any]
+"""A path to a .toml file, a study name, TOML text, or an already parsed document."""
+
+
+def load(source: ScenarioSource) -> dict[str, Any]:
+    """Parses a scenario without validating it.
+
+    A `Path` is always a file. A string is a file if one exists at that path, else a study
+    name (`tcplab list`), else TOML text if it contains `=`. A mapping is deep-copied.
+    """
+    if isinstance(source, Mapping):
+        return copy.deepcopy(dict(source))
+    if isinstance(source, Path) or _is_file(source):
+        return _read_toml_file(Path(source))
+    study = studies.find(source)
+    if study is not None:
+        return _read_toml_file(study.path)
+    if "=" in source:
+        return _parse_toml(source, origin="scenario text")
+    raise ScenarioError(
+        f"{source}: no such scenario file or study (studies: {', '.join(studies.all_studies())})"
+    )
+
+
+def prepare(
+    source: ScenarioSource, overrides: Mapping[str, Any] | None = None, **settings: Any
+) -> dict[str, Any]:
+    """Loads a scenario and applies `overrides` (dotted keys) then `settings`, whose keyword
+    names use `__` for the dots: `prepare("x.toml", duration="5s", flows__0__cc="bbr")`."""
+    dotted_settings = {name.replace("__", "."): value for name, value in settings.items()}
+    return apply_overrides(load(source), {**(overrides or {}), **dotted_settings})
+
+
+def resolve(
+    source: ScenarioSource, overrides: Mapping[str, Any] | None = None, **settings: Any
+) -> dict[str, Any]:
+    """The validated scenario with every default filled in, as the simulator will run it."""
+    return validate(prepare(source, overrides, **settings))
+
+
+def validate(document: Mapping[str, Any]) -> dict[str, Any]:
+    """Validates a document with the Rust core and returns it resolved (see `resolved_document`)."""
+    return resolved_document(_core.validate(to_json(document)))
+
+
+def resolved_document(scenario_json: str) -> dict[str, Any]:
+    """A resolved scenario from the core's JSON, with absent optional keys (JSON null) left out
+    so that it is exactly what a TOML file can hold."""
+    return without_nulls(json.loads(scenario_json))
+
+
+def apply_overrides(document: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of `document` with each `"a.b.0.c": value` of `overrides` set, in order.
+
+    Missing tables are created; a numeric segment indexes an existing array element."""
+    result = copy.deepcopy(dict(document))
+    for path, value in overrides.items():
+        _set_path(result, path, copy.deepcopy(value))
+    return result
+
+
+def parse_assignment(text: str) -> tuple[str, Any]:
+    """Splits a `--set KEY=VALUE` argument; the value is parsed with `parse_value`."""
+    key, equals, value = text.partition("=")
+    if not equals or not key.strip():
+        raise ScenarioError(f"--set {text!r}: expected KEY=VALUE, e.g. --set flows.0.cc=bbr")
+    return key.strip(), parse_value(value.strip())
+
+
+def parse_value(text: str) -> Any:
+    """A `--set` value: TOML (`false`, `0.8`, `[1, 2]`, `{kind="cubic", beta=0.8}`, `"text"`)
+    when it parses as a plain TOML value, else the text itself (`bbr`, `5s`, `10Mbps`).
+
+    `inf`, `nan` and dates stay text: scenarios write those as strings."""
+    try:
+        parsed = tomllib.loads(f"value = {text}")
+    except tomllib.TOMLDecodeError:
+        return text
+    if len(parsed) != 1 or _first_unsupported(parsed["value"]) is not None:
+        return text
+    return parsed["value"]
+
+
+def to_json(document: Mapping[str, Any]) -> str:
+    """The document as JSON text for the core; rejects values JSON cannot carry."""
+    unsupported = _first_unsupported(document)
+    if unsupported is not None:
+        path, value = unsupported
+        raise ScenarioError(
+            f"{path}: {value!r} is not a scenario value; write infinities and times as strings"
+            ' such as "inf" or "10s"'
+        )
+    return json.dumps(document)
+
+
+def to_toml(document: Mapping[str, Any], header: str | None = None) -> str:
+    """The document as TOML text, with `header` (one or more lines) as leading comments."""
+    comments = "".join(f"# {line}\n" for line in header.splitlines()) if header else ""
+    return comments + tomli_w.dumps(without_nulls(document))
+
+
+def without_nulls(value: Any) -> Any:
+    """`value` with every `None` table entry removed, at any depth (TOML has no null)."""
+    if isinstance(value, Mapping):
+        return {key: without_nulls(item) for key, item in value.items() if item is not None}
+    if isinstance(value, list):
+        return [without_nulls(item) for item in value]
+    return value
+
+
+def _is_file(text: str) -> bool:
+    try:
+        return Path(text).is_file()
+    except (OSError, ValueError):  # a name too long for a path, or one with a NUL byte
+        return False
+
+
+def _read_toml_file(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        reason = error.strerror if isinstance(error, OSError) else "not UTF-8 text"
+        raise ScenarioError(f"{path}: cannot read: {reason}") from None
+    return _parse_toml(text, origin=str(path))
+
+
+def _parse_toml(text: str, origin: str) -> dict[str, Any]:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ScenarioError(f"{origin}: invalid TOML: {error}") from None
+
+
+def _set_path(document: dict[str, Any], path: str, value: Any) -> None:
+    keys = path.split(".")
+    if not all(keys):
+        raise ScenarioError(f"{path}: empty key in the path; write keys like flows.0.cc")
+    container: Any = document
+    for depth, key in enumerate(keys):
+        here, parent = ".".join(keys[: depth + 1]), ".".join(keys[:depth])
+        is_last = depth == len(keys) - 1
+        if isinstance(container, list):
+            key = _array_index(container, key, here, parent)
+        elif not isinstance(container, dict):
+            raise ScenarioError(f"{here}: {parent} is {_describe(container)}, not a table")
+        if is_last:
+            container[key] = value
+        elif isinstance(container, dict):
+            container = container.setdefault(key, {})
+        else:
+            container = container[key]
+
+
+def _array_index(array: list[Any], key: str, here: str, parent: str) -> int:
+    if not (key.isascii() and key.isdigit()):
+        raise ScenarioError(f"{here}: {parent} is an array; use an index, e.g. {parent}.0")
+    index = int(key)
+    if index >= len(array):
+        raise ScenarioError(
+            f"{here}: index {index} is past the end of {parent} (length {len(array)})"
+        )
+    return index
+
+
+def _describe(value: Any) -> str:
+    kind = {bool: "a boolean", int: "an integer", float: "a float", str: "a string"}
+    return f"{kind.get(type(value), type(value).__name__)} ({value!r})"
+
+
+def _first_unsupported(value: Any, path: str = "") -> tuple[str, Any] | None:
+    """The dotted path and value of the first item that JSON cannot carry: a non-finite float,
+    a date or time, or any other non-plain object."""
+    if isinstance(value, Mapping):
+        children = ((str(key), item) for key, item in value.items())
+    elif isinstance(value, (list, tuple)):
+        children = ((str(index), item) for index, item in enumerate(value))
+    elif isinstance(value, float):
+        return None if math.isfinite(value) else (path, value)
+    elif value is None or isinstance(value, (str, int)):
+        return None
+    else:
+        return (path, value)
+    for key, item in children:
+        found = _first_unsupported(item, f"{path}.{key}" if path else key)
+        if found is not None:
+            return found
+    return None

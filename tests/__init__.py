@@ -1,0 +1,1 @@
+"""The Python test suite of tcplab; its modules mirror the package."""

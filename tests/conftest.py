@@ -1,0 +1,89 @@
+"""Shared fixtures: small scenarios that simulate a couple of seconds (well under a second of
+wall time each), results of them computed once per session, and a way to call the `tcplab`
+command line in-process and see its exit code, stdout and stderr."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import tcplab
+from tcplab import cli
+
+REPOSITORY = Path(__file__).resolve().parents[1]
+
+TINY_SCENARIO = """
+name = "tiny"
+duration = "2s"
+sample_interval = "50ms"
+
+[topology]
+kind = "dumbbell"
+bottleneck = { rate = "10Mbps", delay = "10ms", buffer = "50pkt" }
+access = { rate = "100Mbps", delay = "1ms", buffer = "100pkt" }
+
+[[flows]]
+cc = "cubic"
+"""
+"""One CUBIC flow over a 10 Mbps, 22 ms RTT dumbbell for 2 simulated seconds."""
+
+TWO_FLOW_SCENARIO = """
+name = "two-flows"
+duration = "2s"
+sample_interval = "20ms"
+
+[record]
+rtt = true
+
+[topology]
+kind = "dumbbell"
+bottleneck = { rate = "10Mbps", delay = "10ms", buffer = "30pkt" }
+
+[[flows]]
+cc = "cubic"
+
+[[flows]]
+cc = "bbr"
+start = "0.2s"
+"""
+"""CUBIC and BBR sharing a shallow-buffered 10 Mbps bottleneck, with per-ACK RTT samples."""
+
+
+@pytest.fixture
+def tiny_scenario(tmp_path: Path) -> Path:
+    """TINY_SCENARIO as a file."""
+    path = tmp_path / "tiny.toml"
+    path.write_text(TINY_SCENARIO, encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="session")
+def tiny_result() -> tcplab.Result:
+    return tcplab.run(TINY_SCENARIO)
+
+
+@pytest.fixture(scope="session")
+def two_flow_result() -> tcplab.Result:
+    return tcplab.run(TWO_FLOW_SCENARIO)
+
+
+@dataclass(frozen=True)
+class CliOutcome:
+    code: int
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture
+def run_cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., CliOutcome]:
+    """Calls `tcplab ARGS...` in this process and returns what it did."""
+
+    def invoke(*args: str | Path) -> CliOutcome:
+        with pytest.raises(SystemExit) as exit_info:
+            cli.main([str(arg) for arg in args])
+        captured = capsys.readouterr()
+        return CliOutcome(exit_info.value.code or 0, captured.out, captured.err)
+
+    return invoke

@@ -1,0 +1,124 @@
+"""tcplab.plots: every figure is written as a non-empty PNG, titled with the scenario name,
+labelled with units, and coloured by algorithm the same way in every figure and every run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+from matplotlib.figure import Figure
+from tcplab import Result
+from tcplab.plots import FIGURES, save_plots
+from tcplab.plots.figures import (
+    ALGORITHM_COLOURS,
+    algorithm_colour,
+    backlog_figure,
+    cwnd_figure,
+    flow_styles,
+    throughput_figure,
+)
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def synthetic_result(algorithms: list[str], *, samples: int = 40, interval: float = 0.01) -> Result:
+    """A Result with made-up series: goodput alternating 0 and 10 Mbps, a busy and an idle link."""
+    times = np.arange(samples) * interval
+    flows = pl.concat(
+        pl.DataFrame(
+            {
+                "t_s": times,
+                "flow": pl.Series([flow_id] * samples, dtype=pl.UInt32),
+                "cwnd_pkts": np.full(samples, 10.0 + flow_id),
+                "srtt_ms": np.full(samples, 40.0),
+                "goodput_mbps": np.tile([0.0, 10.0], samples // 2),
+            }
+        )
+        for flow_id in range(len(algorithms))
+    )
+    links = pl.DataFrame(
+        {
+            "t_s": np.repeat(times, 2),
+            "link": ["left->right", "right->left"] * samples,
+            "backlog_pkts": np.ravel([[float(i), 0.0] for i in range(samples)]),
+        }
+    )
+    return Result(
+        scenario={"name": "synthetic"},
+        summary={"flows": [{"id": i, "cc": cc} for i, cc in enumerate(algorithms)]},
+        flows=flows,
+        links=links,
+        rtt=None,
+    )
+
+
+def test_every_figure_is_saved_as_a_non_empty_png(two_flow_result: Result, tmp_path: Path) -> None:
+    paths = save_plots(two_flow_result, tmp_path / "plots")
+    assert [path.name for path in paths] == ["throughput.png", "rtt.png", "cwnd.png", "backlog.png"]
+    for path in paths:
+        assert path.read_bytes().startswith(PNG_SIGNATURE)
+        assert path.stat().st_size > 10_000, f"{path.name} looks empty"
+
+
+@pytest.mark.parametrize("name", list(FIGURES))
+def test_figures_are_titled_with_the_scenario_and_label_their_units(
+    two_flow_result: Result, name: str
+) -> None:
+    axes = FIGURES[name](two_flow_result).axes[0]
+    assert axes.get_title().startswith("two-flows: ")
+    assert axes.get_xlabel() == "time (s)"
+    assert any(unit in axes.get_ylabel() for unit in ("(Mbps", "(ms)", "(packets)"))
+    assert axes.get_ylim()[0] == 0
+
+
+def test_the_rtt_figure_shows_the_samples_when_they_were_recorded(two_flow_result: Result) -> None:
+    axes = FIGURES["rtt"](two_flow_result).axes[0]
+    assert "samples" in axes.get_title()
+    assert len(axes.collections) == 2, "one cloud of samples per flow"
+
+
+def test_each_algorithm_keeps_its_colour_and_flows_of_one_algorithm_differ_by_line_style() -> None:
+    result = synthetic_result(["cubic", "bbr", "cubic"])
+    lines = cwnd_figure(result).axes[0].lines
+    assert [line.get_color() for line in lines] == [
+        ALGORITHM_COLOURS["cubic"],
+        ALGORITHM_COLOURS["bbr"],
+        ALGORITHM_COLOURS["cubic"],
+    ]
+    assert lines[0].get_linestyle() != lines[2].get_linestyle()
+    assert [line.get_label() for line in lines] == [
+        "flow 0 (cubic)",
+        "flow 1 (bbr)",
+        "flow 2 (cubic)",
+    ]
+
+
+def test_the_colour_of_an_algorithm_does_not_depend_on_the_run() -> None:
+    alone = flow_styles(synthetic_result(["bbr"]))[0].colour
+    second = flow_styles(synthetic_result(["newreno", "bbr"]))[1].colour
+    assert alone == second == ALGORITHM_COLOURS["bbr"]
+    assert algorithm_colour("some-new-algorithm") == algorithm_colour("some-new-algorithm")
+    assert len(set(ALGORITHM_COLOURS.values())) == len(ALGORITHM_COLOURS)
+
+
+def test_goodput_is_averaged_over_100_ms() -> None:
+    axes = throughput_figure(synthetic_result(["cubic"], interval=0.01)).axes[0]
+    assert axes.get_ylabel() == "goodput (Mbps, 100 ms mean)"
+    smoothed = axes.lines[0].get_ydata()
+    assert smoothed[0] == 0.0
+    assert np.allclose(smoothed[10:], 5.0), "alternating 0 and 10 Mbps averages to 5"
+
+
+def test_the_backlog_figure_shows_only_links_that_queued() -> None:
+    axes = backlog_figure(synthetic_result(["cubic"])).axes[0]
+    assert [line.get_label() for line in axes.lines] == ["left->right"]
+
+
+def test_a_result_without_samples_still_draws_and_says_so() -> None:
+    empty = synthetic_result(["cubic"], samples=0)
+    for make_figure in FIGURES.values():
+        figure = make_figure(empty)
+        assert isinstance(figure, Figure)
+        assert "no samples" in [text.get_text() for text in figure.axes[0].texts]
