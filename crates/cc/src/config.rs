@@ -14,7 +14,7 @@ use std::fmt::Display;
 use tcplab_core::SimRng;
 
 /// The algorithm of one flow and its parameters.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 #[serde(try_from = "CcSpec")]
 pub enum CcConfig {
@@ -41,7 +41,7 @@ macro_rules! with_config {
 }
 
 /// What a scenario may write: a bare name or a table with `kind`.
-#[derive(Deserialize, JsonSchema)]
+#[derive(Deserialize)]
 #[serde(untagged)]
 enum CcSpec {
     Name(String),
@@ -81,25 +81,47 @@ impl TryFrom<CcSpec> for CcConfig {
     }
 }
 
+/// The table form `{ kind = "...", <parameters> }`: parsed without the `try_from`
+/// indirection, and the source of the table's JSON Schema.
+#[derive(Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+enum CcTable {
+    /// NewReno (Linux "reno").
+    #[serde(rename = "newreno")]
+    NewReno(RenoConfig),
+    /// CUBIC with HyStart (Linux tcp_cubic.c).
+    #[serde(rename = "cubic")]
+    Cubic(CubicConfig),
+    /// BBR v1 (Linux tcp_bbr.c).
+    #[serde(rename = "bbr")]
+    Bbr(BbrConfig),
+}
+
+/// A bare name (any accepted spelling) or the table form.
+impl JsonSchema for CcConfig {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "CcConfig".into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let mut names = CcConfig::names();
+        names.extend(ALIASES.iter().map(|(alias, _)| *alias));
+        let table = generator.subschema_for::<CcTable>();
+        schemars::json_schema!({
+            "description": "Congestion control: an algorithm name (its defaults) or a table with `kind` and parameters.",
+            "anyOf": [{ "type": "string", "enum": names }, table]
+        })
+    }
+}
+
 /// The tagged representation, deserialized without the `try_from` indirection.
 struct CcConfigTable(CcConfig);
 
 impl<'de> Deserialize<'de> for CcConfigTable {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(tag = "kind", rename_all = "lowercase")]
-        enum Tagged {
-            #[serde(rename = "newreno")]
-            NewReno(RenoConfig),
-            #[serde(rename = "cubic")]
-            Cubic(CubicConfig),
-            #[serde(rename = "bbr")]
-            Bbr(BbrConfig),
-        }
-        Ok(CcConfigTable(match Tagged::deserialize(d)? {
-            Tagged::NewReno(c) => CcConfig::NewReno(c),
-            Tagged::Cubic(c) => CcConfig::Cubic(c),
-            Tagged::Bbr(c) => CcConfig::Bbr(c),
+        Ok(CcConfigTable(match CcTable::deserialize(d)? {
+            CcTable::NewReno(c) => CcConfig::NewReno(c),
+            CcTable::Cubic(c) => CcConfig::Cubic(c),
+            CcTable::Bbr(c) => CcConfig::Bbr(c),
         }))
     }
 }

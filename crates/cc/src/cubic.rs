@@ -71,7 +71,9 @@ impl TryFrom<HystartSetting> for Hystart {
             HystartSetting::Switch(false) => Ok(Hystart::Off),
             HystartSetting::Switch(true) => Ok(Hystart::Linux),
             HystartSetting::Named(n) if n == "hystart++" => Ok(Hystart::PlusPlus),
-            HystartSetting::Named(n) => Err(format!("hystart = {n:?} is not allowed; allowed: true, false, \"hystart++\"")),
+            HystartSetting::Named(n) => {
+                Err(format!("hystart = {n:?} is not allowed; allowed: true, false, \"hystart++\""))
+            }
         }
     }
 }
@@ -165,7 +167,8 @@ impl AlgorithmConfig for CubicConfig {
         check_range("beta", self.beta, self.beta > 0.0 && self.beta < 1.0, "0 < beta < 1")?;
         check_range("c", self.c, (0.01..=100.0).contains(&self.c), "0.01 ≤ c ≤ 100")?;
         let delta = self.hystart_ack_delta_ms;
-        check_range("hystart_ack_delta_ms", delta, (0.0..=1000.0).contains(&delta), "0 ≤ hystart_ack_delta_ms ≤ 1000")
+        let ok = (0.0..=1000.0).contains(&delta);
+        check_range("hystart_ack_delta_ms", delta, ok, "0 ≤ hystart_ack_delta_ms ≤ 1000")
     }
 
     fn build(&self, _rng: SimRng) -> Box<dyn CongestionControl> {
@@ -663,6 +666,13 @@ mod tests {
         assert_eq!(cubic.k, 4316);
         assert!((cubic.k as f64 / 1024.0 / 75f64.cbrt() - 1.0).abs() < 0.002);
         assert_eq!(cubic.origin_point, 100);
+        // cnt = cwnd/(target − cwnd). At the epoch start t = 40 (delay_min ahead) and the
+        // target is 71 (below); 1 s later t = 1040·1024/1000 = 1064 and the target is 88 (87
+        // without the look-ahead): cnt = ⌊70/18⌋ = 3.
+        assert_eq!(cubic.cnt, 70);
+        cx.now = at_ms(6_000);
+        cubic.cong_avoid(&mut cx, 1);
+        assert_eq!(cubic.cnt, 3);
         // Target at epoch time j ms, evaluated delay_min = 40 ms ahead: t = (j+40)·1024/1000.
         let target_at = |j: u64| cubic.target(((j + 40) << 10) / 1000);
         // j = 0: t = 40, 410·4276³ >> 40 = 29 → 100 − 29.

@@ -23,7 +23,6 @@ use tcplab_core::{SimDuration, SimTime};
 /// What the rate sampler stores in a packet when it is sent (Linux `tcp_skb_cb.tx`, §1.10).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TxRecord {
-    pub seq: u32,
     pub send_time: SimTime,
     /// Connection `delivered` when the packet was sent.
     pub delivered: u64,
@@ -110,7 +109,6 @@ impl<C: ?Sized + CongestionControl> Sender<C> {
             cx.delivered_time = now;
         }
         let rec = TxRecord {
-            seq: cx.snd_nxt,
             send_time: now,
             delivered: cx.delivered,
             delivered_ce: cx.delivered_ce,
@@ -366,7 +364,8 @@ impl<C: ?Sized + CongestionControl> Path<C> {
             if self.sender.cwnd_allows() {
                 let cx = &self.sender.cx;
                 let at = if cx.paced { self.now.max(cx.next_send_time) } else { self.now };
-                if next_ack.map_or(true, |a| at < a) {
+                let ack_due = matches!(next_ack, Some(a) if a <= at);
+                if !ack_due {
                     self.now = at;
                     self.transmit();
                     continue;

@@ -38,7 +38,8 @@ const BBR_UNIT: u32 = 1 << BBR_SCALE;
 const HZ: u64 = 1000;
 /// PROBE_BW pacing-gain cycle: probe at 5/4, drain at 3/4, cruise at 1 for six phases
 /// (Linux `bbr_pacing_gain`).
-const PACING_GAIN: [u32; 8] = [BBR_UNIT * 5 / 4, BBR_UNIT * 3 / 4, BBR_UNIT, BBR_UNIT, BBR_UNIT, BBR_UNIT, BBR_UNIT, BBR_UNIT];
+const PACING_GAIN: [u32; 8] =
+    [BBR_UNIT * 5 / 4, BBR_UNIT * 3 / 4, BBR_UNIT, BBR_UNIT, BBR_UNIT, BBR_UNIT, BBR_UNIT, BBR_UNIT];
 const CYCLE_LEN: usize = PACING_GAIN.len();
 /// PROBE_BW starts in one of this many phases, never the 3/4 one (Linux `bbr_cycle_rand`).
 const CYCLE_RAND: u32 = 7;
@@ -156,7 +157,7 @@ struct Params {
 
 /// BBR's state machine (Linux `enum bbr_mode`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
+enum Mode {
     Startup,
     Drain,
     ProbeBw,
@@ -325,7 +326,7 @@ impl Bbr {
             return TCP_INIT_CWND;
         }
         let w = u128::from(bw) * u128::from(self.min_rtt_us);
-        let bdp = (((w * u128::from(gain)) >> BBR_SCALE) + u128::from(BW_UNIT) - 1) / u128::from(BW_UNIT);
+        let bdp = ((w * u128::from(gain)) >> BBR_SCALE).div_ceil(u128::from(BW_UNIT));
         bdp.min(u128::from(u32::MAX)) as u32
     }
 

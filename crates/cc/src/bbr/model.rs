@@ -37,7 +37,8 @@ impl Bbr {
         if self.p.lt_bw {
             self.lt_bw_sampling(cx, rs);
         }
-        let bw = (u128::from(rs.delivered as u64) * u128::from(BW_UNIT) / rs.interval_us as u128).min(u128::from(u64::MAX)) as u64;
+        let bw = u128::from(rs.delivered as u64) * u128::from(BW_UNIT) / rs.interval_us as u128;
+        let bw = bw.min(u128::from(u64::MAX)) as u64;
         // App-limited samples only count when they raise the estimate.
         if !rs.is_app_limited || bw >= self.max_bw() {
             self.bw.update(self.p.bw_win_rounds, self.rtt_cnt, bw);
@@ -60,7 +61,8 @@ impl Bbr {
         }
         let delivered_us = cx.delivered_time.as_micros();
         let epoch_us = delivered_us.saturating_sub(self.ack_epoch_mstamp);
-        let mut expected = (u128::from(self.bw()) * u128::from(epoch_us) / u128::from(BW_UNIT)).min(u128::from(u32::MAX)) as u32;
+        let expected = u128::from(self.bw()) * u128::from(epoch_us) / u128::from(BW_UNIT);
+        let mut expected = expected.min(u128::from(u32::MAX)) as u32;
         // Restart the epoch when ACKs fall behind the rate, or after very many of them.
         if self.ack_epoch_acked <= expected || self.ack_epoch_acked + rs.acked_sacked >= ACK_EPOCH_ACKED_RESET_THRESH {
             self.ack_epoch_acked = 0;
@@ -151,7 +153,8 @@ impl Bbr {
     /// Linux `bbr_check_probe_rtt_done`: after the PROBE_RTT time (and round), restore cwnd.
     pub(super) fn check_probe_rtt_done(&mut self, cx: &mut CcCx) {
         let now = cx.now.as_jiffies();
-        if !self.probe_rtt_done_stamp.is_some_and(|done| now > done) {
+        let Some(done) = self.probe_rtt_done_stamp else { return };
+        if now <= done {
             return;
         }
         self.min_rtt_stamp = now;
