@@ -9,10 +9,23 @@
 //! the spec (see docs/architecture.md).
 
 pub mod bbr;
+pub mod bbr3;
+pub mod bic;
 pub mod config;
 pub mod cubic;
+pub mod dctcp;
+pub mod highspeed;
+pub mod htcp;
+pub mod hybla;
+pub mod illinois;
+pub mod ledbat;
 pub mod reno;
+pub mod scalable;
+pub mod siad;
 pub mod testkit;
+pub mod vegas;
+pub mod westwood;
+pub mod yeah;
 
 pub use config::{AlgorithmInfo, CcConfig, ParamInfo};
 
@@ -310,5 +323,12 @@ pub trait CongestionControl: Send + fmt::Debug {
     /// None to let the sender report its Linux CA state.
     fn mode(&self) -> Option<&'static str> {
         None
+    }
+
+    /// True for algorithms that need ECN with accurate per-packet CE feedback (Linux
+    /// `TCP_CONG_NEEDS_ECN`: DCTCP): the flow then negotiates ECN and the receiver echoes
+    /// ECE for exactly the CE-marked packets (algorithms.md §1.11).
+    fn needs_accurate_ecn(&self) -> bool {
+        false
     }
 }
