@@ -13,31 +13,71 @@ use serde::{Deserialize, Serialize};
 use std::fmt::Display;
 use tcplab_core::SimRng;
 
-/// The algorithm of one flow and its parameters.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "lowercase")]
-#[serde(try_from = "CcSpec")]
-pub enum CcConfig {
-    /// NewReno (Linux "reno").
-    #[serde(rename = "newreno")]
-    NewReno(RenoConfig),
-    /// CUBIC with HyStart (Linux tcp_cubic.c).
-    #[serde(rename = "cubic")]
-    Cubic(CubicConfig),
-    /// BBR v1 (Linux tcp_bbr.c).
-    #[serde(rename = "bbr")]
-    Bbr(BbrConfig),
-}
+/// Declares the registry from one list: `CcConfig` (what a flow holds), `CcTable` (the
+/// tagged table form, for parsing and the JSON Schema) and the per-algorithm dispatch.
+/// Adding an algorithm is one line here (its name must equal its `AlgorithmConfig::NAME`,
+/// which a test checks).
+macro_rules! algorithms {
+    ($($(#[$doc:meta])* $variant:ident($config:ty) = $name:literal,)*) => {
+        /// The algorithm of one flow and its parameters.
+        #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+        #[serde(tag = "kind", try_from = "CcSpec")]
+        pub enum CcConfig {
+            $($(#[$doc])* #[serde(rename = $name)] $variant($config),)*
+        }
 
-/// Applies `$e` to the parameter struct `$c` of whichever algorithm `$cfg` holds.
-macro_rules! with_config {
-    ($cfg:expr, $c:ident => $e:expr) => {
-        match $cfg {
-            CcConfig::NewReno($c) => $e,
-            CcConfig::Cubic($c) => $e,
-            CcConfig::Bbr($c) => $e,
+        /// The table form `{ kind = "...", <parameters> }`: parsed without the `try_from`
+        /// indirection, and the source of the table's JSON Schema.
+        #[derive(Deserialize, JsonSchema)]
+        #[serde(tag = "kind")]
+        enum CcTable {
+            $($(#[$doc])* #[serde(rename = $name)] $variant($config),)*
+        }
+
+        impl From<CcTable> for CcConfig {
+            fn from(table: CcTable) -> Self {
+                match table {
+                    $(CcTable::$variant(c) => CcConfig::$variant(c),)*
+                }
+            }
+        }
+
+        impl CcConfig {
+            /// Every algorithm with its parameters and defaults.
+            pub fn catalog() -> Vec<AlgorithmInfo> {
+                vec![$(info::<$config>(),)*]
+            }
+
+            pub fn name(&self) -> &'static str {
+                match self {
+                    $(CcConfig::$variant(_) => <$config as AlgorithmConfig>::NAME,)*
+                }
+            }
+
+            /// Checks parameter ranges; the error names the parameter and what is allowed.
+            pub fn validate(&self) -> Result<(), String> {
+                match self {
+                    $(CcConfig::$variant(c) => c.validate(),)*
+                }
+            }
+
+            /// A fresh instance; `rng` is the flow's own stream for algorithms that draw.
+            pub fn build(&self, rng: SimRng) -> Box<dyn CongestionControl> {
+                match self {
+                    $(CcConfig::$variant(c) => c.build(rng),)*
+                }
+            }
         }
     };
+}
+
+algorithms! {
+    /// NewReno (Linux "reno").
+    NewReno(RenoConfig) = "newreno",
+    /// CUBIC with HyStart (Linux tcp_cubic.c).
+    Cubic(CubicConfig) = "cubic",
+    /// BBR v1 (Linux tcp_bbr.c).
+    Bbr(BbrConfig) = "bbr",
 }
 
 /// What a scenario may write: a bare name or a table with `kind`.
@@ -75,26 +115,10 @@ impl TryFrom<CcSpec> for CcConfig {
             return Err(format!("unknown algorithm {kind:?}; allowed: {}", CcConfig::names().join(", ")));
         }
         table.insert("kind".into(), serde_json::Value::String(kind.clone()));
-        serde_json::from_value::<CcConfigTable>(serde_json::Value::Object(table))
-            .map(|t| t.0)
+        serde_json::from_value::<CcTable>(serde_json::Value::Object(table))
+            .map(CcConfig::from)
             .map_err(|e| format!("{kind}: {e}"))
     }
-}
-
-/// The table form `{ kind = "...", <parameters> }`: parsed without the `try_from`
-/// indirection, and the source of the table's JSON Schema.
-#[derive(Deserialize, JsonSchema)]
-#[serde(tag = "kind", rename_all = "lowercase")]
-enum CcTable {
-    /// NewReno (Linux "reno").
-    #[serde(rename = "newreno")]
-    NewReno(RenoConfig),
-    /// CUBIC with HyStart (Linux tcp_cubic.c).
-    #[serde(rename = "cubic")]
-    Cubic(CubicConfig),
-    /// BBR v1 (Linux tcp_bbr.c).
-    #[serde(rename = "bbr")]
-    Bbr(BbrConfig),
 }
 
 /// A bare name (any accepted spelling) or the table form.
@@ -110,19 +134,6 @@ impl JsonSchema for CcConfig {
             "description": "Congestion control: an algorithm name (its defaults) or a table with `kind` and parameters.",
             "anyOf": [{ "type": "string", "enum": names }, table]
         })
-    }
-}
-
-/// The tagged representation, deserialized without the `try_from` indirection.
-struct CcConfigTable(CcConfig);
-
-impl<'de> Deserialize<'de> for CcConfigTable {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        Ok(CcConfigTable(match CcTable::deserialize(d)? {
-            CcTable::NewReno(c) => CcConfig::NewReno(c),
-            CcTable::Cubic(c) => CcConfig::Cubic(c),
-            CcTable::Bbr(c) => CcConfig::Bbr(c),
-        }))
     }
 }
 
@@ -194,33 +205,10 @@ fn info<T: AlgorithmConfig>() -> AlgorithmInfo {
     AlgorithmInfo { name: T::NAME, summary: T::SUMMARY, params }
 }
 
-fn name_of<T: AlgorithmConfig>(_: &T) -> &'static str {
-    T::NAME
-}
-
 impl CcConfig {
     /// Canonical names of every algorithm.
     pub fn names() -> Vec<&'static str> {
         Self::catalog().iter().map(|a| a.name).collect()
-    }
-
-    /// Every algorithm with its parameters and defaults.
-    pub fn catalog() -> Vec<AlgorithmInfo> {
-        vec![info::<RenoConfig>(), info::<CubicConfig>(), info::<BbrConfig>()]
-    }
-
-    pub fn name(&self) -> &'static str {
-        with_config!(self, c => name_of(c))
-    }
-
-    /// Checks parameter ranges; the error names the parameter and what is allowed.
-    pub fn validate(&self) -> Result<(), String> {
-        with_config!(self, c => c.validate())
-    }
-
-    /// A fresh instance; `rng` is the flow's own stream for algorithms that draw.
-    pub fn build(&self, rng: SimRng) -> Box<dyn CongestionControl> {
-        with_config!(self, c => c.build(rng))
     }
 }
 
