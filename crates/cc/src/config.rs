@@ -5,6 +5,7 @@
 //! `tcplab list`.
 
 use crate::bbr::BbrConfig;
+use crate::bbr3::Bbr3Config;
 use crate::cubic::CubicConfig;
 use crate::reno::RenoConfig;
 use crate::CongestionControl;
@@ -78,6 +79,8 @@ algorithms! {
     Cubic(CubicConfig) = "cubic",
     /// BBR v1 (Linux tcp_bbr.c).
     Bbr(BbrConfig) = "bbr",
+    /// BBRv3 (google/bbr v3 tcp_bbr.c; draft-ietf-ccwg-bbr as a profile).
+    Bbr3(Bbr3Config) = "bbr3",
 }
 
 /// What a scenario may write: a bare name or a table with `kind`.
@@ -89,7 +92,7 @@ enum CcSpec {
 }
 
 /// Names accepted for each algorithm, the first being canonical.
-const ALIASES: &[(&str, &str)] = &[("reno", "newreno"), ("bbr1", "bbr")];
+const ALIASES: &[(&str, &str)] = &[("reno", "newreno"), ("bbr1", "bbr"), ("bbrv3", "bbr3")];
 
 fn canonical(name: &str) -> &str {
     ALIASES.iter().find(|(alias, _)| *alias == name).map_or(name, |(_, canon)| canon)

@@ -29,13 +29,13 @@ use serde::{Deserialize, Serialize};
 use tcplab_core::SimRng;
 
 /// Bandwidth is kept in packets/µs scaled by 2^BW_SCALE (Linux `BW_SCALE`).
-const BW_SCALE: u32 = 24;
-const BW_UNIT: u64 = 1 << BW_SCALE;
+pub(crate) const BW_SCALE: u32 = 24;
+pub(crate) const BW_UNIT: u64 = 1 << BW_SCALE;
 /// Gains are kept in 1/2^BBR_SCALE (Linux `BBR_SCALE`, `BBR_UNIT`).
-const BBR_SCALE: u32 = 8;
-const BBR_UNIT: u32 = 1 << BBR_SCALE;
+pub(crate) const BBR_SCALE: u32 = 8;
+pub(crate) const BBR_UNIT: u32 = 1 << BBR_SCALE;
 /// Jiffies per second (algorithms.md §0).
-const HZ: u64 = 1000;
+pub(crate) const HZ: u64 = 1000;
 /// PROBE_BW pacing-gain cycle: probe at 5/4, drain at 3/4, cruise at 1 for six phases
 /// (Linux `bbr_pacing_gain`).
 const PACING_GAIN: [u32; 8] =
@@ -44,25 +44,25 @@ const CYCLE_LEN: usize = PACING_GAIN.len();
 /// PROBE_BW starts in one of this many phases, never the 3/4 one (Linux `bbr_cycle_rand`).
 const CYCLE_RAND: u32 = 7;
 /// Least cwnd outside loss recovery, and PROBE_RTT's cwnd (Linux `bbr_cwnd_min_target`).
-const CWND_MIN_TARGET: u32 = 4;
+pub(crate) const CWND_MIN_TARGET: u32 = 4;
 /// STARTUP has filled the pipe once bw grew < 25 % (Linux `bbr_full_bw_thresh` = 5/4) ...
-const FULL_BW_THRESH: u64 = BBR_UNIT as u64 * 5 / 4;
+pub(crate) const FULL_BW_THRESH: u64 = BBR_UNIT as u64 * 5 / 4;
 /// ... for this many rounds in a row (Linux `bbr_full_bw_cnt`).
-const FULL_BW_CNT: u32 = 3;
+pub(crate) const FULL_BW_CNT: u32 = 3;
 /// Pace this many percent below the computed rate (Linux `bbr_pacing_margin_percent`).
 const PACING_MARGIN_PERCENT: u64 = 1;
 /// Linux `TCP_INIT_CWND`: the BDP before any RTT sample, and the slow-start floor.
 const TCP_INIT_CWND: u32 = 10;
 /// Packets per transmission burst: 1 TSO-less (§1.1; Linux `bbr_tso_segs_goal`).
-const SEND_QUANTUM: u32 = 1;
+pub(crate) const SEND_QUANTUM: u32 = 1;
 /// Each extra_acked bucket covers this many rounds (Linux `bbr_extra_acked_win_rtts`).
-const EXTRA_ACKED_WIN_RTTS: u32 = 5;
+pub(crate) const EXTRA_ACKED_WIN_RTTS: u32 = 5;
 /// Restart the aggregation epoch once this many packets were acked in it (Linux
 /// `bbr_ack_epoch_acked_reset_thresh`; the counter is a 20-bit field).
-const ACK_EPOCH_ACKED_RESET_THRESH: u32 = 1 << 20;
+pub(crate) const ACK_EPOCH_ACKED_RESET_THRESH: u32 = 1 << 20;
 /// The aggregation allowance is at most this much time at the estimated bw, µs (Linux
 /// `bbr_extra_acked_max_us`).
-const EXTRA_ACKED_MAX_US: u64 = 100_000;
+pub(crate) const EXTRA_ACKED_MAX_US: u64 = 100_000;
 
 /// Parameters of BBR v1 (Linux tcp_bbr.c constants, algorithms.md §4.1).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -104,12 +104,12 @@ impl Default for BbrConfig {
 }
 
 /// A gain in 1/256 (BBR_UNIT).
-fn gain(g: f64) -> u32 {
+pub(crate) fn gain(g: f64) -> u32 {
     (g * f64::from(BBR_UNIT)).round() as u32
 }
 
 /// Gains must be representable (≥ 1/256) and keep rates far from overflow (≤ 16).
-fn check_gain(name: &str, g: f64) -> Result<(), String> {
+pub(crate) fn check_gain(name: &str, g: f64) -> Result<(), String> {
     check_range(name, g, (1.0 / 256.0..=16.0).contains(&g), &format!("1/256 ≤ {name} ≤ 16"))
 }
 
@@ -222,7 +222,7 @@ pub struct Bbr {
 
 /// Linux `bbr_rate_bytes_per_sec`: `rate` (packets/µs << 24) times `gain` (1/256) in
 /// bytes per second, 1 % below.
-fn rate_bytes_per_sec(mss: u32, rate: u64, gain: u32) -> u64 {
+pub(crate) fn rate_bytes_per_sec(mss: u32, rate: u64, gain: u32) -> u64 {
     let r = (u128::from(rate) * u128::from(mss) * u128::from(gain)) >> BBR_SCALE;
     let r = (r * u128::from(1_000_000 / 100 * (100 - PACING_MARGIN_PERCENT))) >> BW_SCALE;
     r.min(u128::from(u64::MAX)) as u64
