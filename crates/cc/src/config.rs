@@ -7,7 +7,11 @@
 use crate::bbr::BbrConfig;
 use crate::bbr3::Bbr3Config;
 use crate::cubic::CubicConfig;
+use crate::hybla::HyblaConfig;
 use crate::reno::RenoConfig;
+use crate::vegas::VegasConfig;
+use crate::westwood::WestwoodConfig;
+use crate::yeah::YeahConfig;
 use crate::CongestionControl;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -81,6 +85,14 @@ algorithms! {
     Bbr(BbrConfig) = "bbr",
     /// BBRv3 (google/bbr v3 tcp_bbr.c; draft-ietf-ccwg-bbr as a profile).
     Bbr3(Bbr3Config) = "bbr3",
+    /// Vegas (Linux tcp_vegas.c).
+    Vegas(VegasConfig) = "vegas",
+    /// YeAH (Linux tcp_yeah.c).
+    Yeah(YeahConfig) = "yeah",
+    /// Hybla (Linux tcp_hybla.c).
+    Hybla(HyblaConfig) = "hybla",
+    /// Westwood+ (Linux tcp_westwood.c).
+    Westwood(WestwoodConfig) = "westwood",
 }
 
 /// What a scenario may write: a bare name or a table with `kind`.
