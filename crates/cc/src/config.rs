@@ -6,9 +6,16 @@
 
 use crate::bbr::BbrConfig;
 use crate::bbr3::Bbr3Config;
+use crate::bic::BicConfig;
 use crate::cubic::CubicConfig;
+use crate::highspeed::HighSpeedConfig;
+use crate::htcp::HtcpConfig;
 use crate::hybla::HyblaConfig;
+use crate::illinois::IllinoisConfig;
+use crate::ledbat::LedbatConfig;
 use crate::reno::RenoConfig;
+use crate::scalable::ScalableConfig;
+use crate::siad::SiadConfig;
 use crate::vegas::VegasConfig;
 use crate::westwood::WestwoodConfig;
 use crate::yeah::YeahConfig;
@@ -93,6 +100,20 @@ algorithms! {
     Hybla(HyblaConfig) = "hybla",
     /// Westwood+ (Linux tcp_westwood.c).
     Westwood(WestwoodConfig) = "westwood",
+    /// Scalable TCP (Linux tcp_scalable.c).
+    Scalable(ScalableConfig) = "scalable",
+    /// HighSpeed TCP (RFC 3649, Linux tcp_highspeed.c).
+    HighSpeed(HighSpeedConfig) = "highspeed",
+    /// TCP Illinois (Linux tcp_illinois.c).
+    Illinois(IllinoisConfig) = "illinois",
+    /// H-TCP (Linux tcp_htcp.c).
+    Htcp(HtcpConfig) = "htcp",
+    /// BIC (Linux tcp_bic.c).
+    Bic(BicConfig) = "bic",
+    /// LEDBAT (RFC 6817, as ns-3 TcpLedbat).
+    Ledbat(LedbatConfig) = "ledbat",
+    /// TCP SIAD, Scalable Increase Adaptive Decrease (Kühlewind's Linux module).
+    Siad(SiadConfig) = "siad",
 }
 
 /// What a scenario may write: a bare name or a table with `kind`.

@@ -41,6 +41,20 @@ pub fn reno_cong_avoid(cx: &mut CcCx, acked: u32) {
     cx.cong_avoid_ai(cx.cwnd, acked);
 }
 
+/// The prologue Linux algorithms share that, unlike Reno, drop the slow-start leftover
+/// (HighSpeed, BIC, H-TCP, Illinois): nothing unless cwnd-limited; in slow start grow by
+/// `acked` (up to ssthresh). Returns true if congestion avoidance should run on this ACK.
+pub(crate) fn ca_after_slow_start(cx: &mut CcCx, acked: u32) -> bool {
+    if !cx.is_cwnd_limited() {
+        return false;
+    }
+    if cx.in_slow_start() {
+        cx.slow_start(acked);
+        return false;
+    }
+    true
+}
+
 /// Linux `tcp_reno_ssthresh`: half the window, at least 2.
 pub fn reno_ssthresh(cx: &CcCx) -> u32 {
     (cx.cwnd >> 1).max(2)

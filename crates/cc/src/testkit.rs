@@ -208,7 +208,11 @@ impl<C: ?Sized + CongestionControl> Sender<C> {
 
     /// Step (4): leave a finished reduction, then enter Recovery on loss or CWR on ECE.
     fn loss_state(&mut self, ack: &Ack) {
-        if self.cx.ca_state >= CaState::Cwr && !seq_before(self.cx.snd_una, self.high_seq) {
+        // This fake sender never retransmits: a loss reported on an ACK that passes high_seq
+        // is a packet a real sender would still be repairing (snd_una would sit below it),
+        // so the episode is not over yet.
+        let episode_done = !seq_before(self.cx.snd_una, self.high_seq) && ack.losses == 0;
+        if self.cx.ca_state >= CaState::Cwr && episode_done {
             self.leave_reduction();
         }
         if ack.losses > 0 && self.cx.ca_state < CaState::Recovery {
