@@ -164,6 +164,23 @@ impl VegasRtt {
 pub struct Vegas {
     config: VegasConfig,
     rtt: VegasRtt,
+    /// The last once-per-RTT decision, for the cc_state column.
+    step: VegasStep,
+}
+
+/// What Vegas did at its last round end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum VegasStep {
+    /// Slow start (doubling per RTT, or just left it to match the measured rate).
+    SlowStart,
+    /// Fewer than alpha packets queued: +1.
+    Increase,
+    /// Between alpha and beta packets queued: no change.
+    Hold,
+    /// More than beta packets queued: −1.
+    Decrease,
+    /// Vegas is off (not in Open, or too few RTT samples): Reno's step.
+    Reno,
 }
 
 /// Linux `tcp_current_ssthresh` in CA state Open (the only state Vegas decides in):
@@ -174,7 +191,7 @@ fn current_ssthresh(cx: &CcCx) -> u32 {
 
 impl Vegas {
     pub fn new(config: &VegasConfig) -> Self {
-        Vegas { config: config.clone(), rtt: VegasRtt::new() }
+        Vegas { config: config.clone(), rtt: VegasRtt::new(), step: VegasStep::SlowStart }
     }
 
     /// The once-per-RTT Vegas decision with the round's minimum RTT `rtt` (µs + 1).
@@ -186,18 +203,24 @@ impl Vegas {
         // Linux "diff": packets queued, scaled by RTT/baseRTT.
         let diff = cwnd * u64::from(rtt).saturating_sub(base) / base;
         let config = &self.config;
-        if diff > u64::from(config.gamma) && cx.in_slow_start() {
+        self.step = if diff > u64::from(config.gamma) && cx.in_slow_start() {
             // Too fast: match the measured rate (+1 for the truncation) and leave slow start.
             cx.cwnd = cx.cwnd.min(target + 1);
             cx.ssthresh = cx.ssthresh.min(cx.cwnd);
+            VegasStep::SlowStart
         } else if cx.in_slow_start() {
             cx.slow_start(acked);
+            VegasStep::SlowStart
         } else if diff > u64::from(config.beta) {
             cx.cwnd = cx.cwnd.saturating_sub(1);
             cx.ssthresh = cx.ssthresh.min(cx.cwnd);
+            VegasStep::Decrease
         } else if diff < u64::from(config.alpha) {
             cx.cwnd += 1;
-        }
+            VegasStep::Increase
+        } else {
+            VegasStep::Hold
+        };
         cx.cwnd = if cx.cwnd < 2 { 2 } else { cx.cwnd.min(cx.cwnd_clamp) };
         cx.ssthresh = current_ssthresh(cx);
     }
@@ -218,12 +241,16 @@ impl CongestionControl for Vegas {
 
     fn cong_avoid(&mut self, cx: &mut CcCx, acked: u32) {
         if !self.rtt.doing_vegas_now {
+            self.step = VegasStep::Reno;
             reno_cong_avoid(cx, acked);
             return;
         }
         match self.rtt.end_round(cx) {
             Some(RoundEnd::MinRtt(rtt)) => self.adjust(cx, rtt, acked),
-            Some(RoundEnd::TooFewSamples) => reno_cong_avoid(cx, acked),
+            Some(RoundEnd::TooFewSamples) => {
+                self.step = VegasStep::Reno;
+                reno_cong_avoid(cx, acked);
+            }
             // Between decisions only slow start grows (no growth in CA).
             None => {
                 if cx.in_slow_start() {
@@ -243,6 +270,16 @@ impl CongestionControl for Vegas {
 
     fn cwnd_event(&mut self, cx: &mut CcCx, ev: CwndEvent) {
         self.rtt.cwnd_event(cx, ev);
+    }
+
+    fn mode(&self) -> Option<&'static str> {
+        Some(match self.step {
+            VegasStep::SlowStart => "slow_start",
+            VegasStep::Increase => "increase",
+            VegasStep::Hold => "hold",
+            VegasStep::Decrease => "decrease",
+            VegasStep::Reno => "reno",
+        })
     }
 }
 
@@ -316,16 +353,16 @@ mod tests {
         // ssthresh: min(40, 49) = 40, then max(40, 24 + 12 = 36) = 40.
         let (mut vegas, mut cx) = setup(50, 40);
         round(&mut vegas, &mut cx, &[vrtt(115), vrtt(110), vrtt(112)], 1);
-        assert_eq!((cx.cwnd, cx.ssthresh), (49, 40));
+        assert_eq!((cx.cwnd, cx.ssthresh, vegas.mode()), (49, 40, Some("decrease")));
         // 106 ms: diff = 49·6/100 = 2.94 → 2 ∈ [2, 4] → unchanged.
         round(&mut vegas, &mut cx, &[vrtt(106); 3], 1);
-        assert_eq!(cx.cwnd, 49);
+        assert_eq!((cx.cwnd, vegas.mode()), (49, Some("hold")));
         // 109 ms: diff = 49·9/100 = 4.41 → 4 = β → unchanged.
         round(&mut vegas, &mut cx, &[vrtt(109); 3], 1);
         assert_eq!(cx.cwnd, 49);
         // 102 ms: diff = 49·2/100 = 0.98 → 0 < α = 2 → 50; ssthresh max(40, 25 + 12) = 40.
         round(&mut vegas, &mut cx, &[vrtt(102); 3], 1);
-        assert_eq!((cx.cwnd, cx.ssthresh), (50, 40));
+        assert_eq!((cx.cwnd, cx.ssthresh, vegas.mode()), (50, 40, Some("increase")));
         // Mid-round ACKs never move cwnd in congestion avoidance, whatever they ack.
         samples(&mut vegas, &mut cx, &[vrtt(100); 3]);
         for _ in 0..200 {
@@ -367,10 +404,10 @@ mod tests {
         // Slow start, 2 samples at 200 ms (diff would be 40 > γ): Reno slow start, 40 + 2.
         let (mut vegas, mut cx) = setup(40, INFINITE_SSTHRESH);
         round(&mut vegas, &mut cx, &[vrtt(200); 2], 2);
-        assert_eq!(cx.cwnd, 42);
+        assert_eq!((cx.cwnd, vegas.mode()), (42, Some("reno")));
         // The same with 3 samples: cut to ⌊42·100/200⌋ + 1 = 22.
         round(&mut vegas, &mut cx, &[vrtt(200); 3], 2);
-        assert_eq!(cx.cwnd, 22);
+        assert_eq!((cx.cwnd, vegas.mode()), (22, Some("slow_start")));
         // CA at cwnd 50 with 49 credits: a Reno step adds the 50th (Vegas would hold at diff 3).
         let (mut vegas, mut cx) = setup(50, 40);
         cx.cwnd_cnt = 49;
