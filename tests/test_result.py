@@ -34,6 +34,7 @@ LINK_COLUMNS = {
     "backlog_pkts": pl.Float64,
     "backlog_bytes": pl.Float64,
     "drops": pl.Float64,
+    "ce_marks": pl.Float64,
 }
 RTT_COLUMNS = {"t_s": pl.Float64, "flow": pl.UInt32, "rtt_ms": pl.Float64}
 LOSSY = {"topology.bottleneck.loss": 0.02}

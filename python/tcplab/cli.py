@@ -196,7 +196,7 @@ def format_summary(result: Result) -> str:
 
 
 def _flow_table(flows: list[dict[str, Any]]) -> str:
-    header = ["flow", "cc", "goodput Mbps", "RTT mean ms", "RTT p95 ms", "retransmits"]
+    header = ["flow", "cc", "goodput Mbps", "RTT mean ms", "RTT p95 ms", "retransmits", "retx %"]
     rows = [
         [
             str(flow["id"]),
@@ -205,10 +205,11 @@ def _flow_table(flows: list[dict[str, Any]]) -> str:
             _number(flow["rtt_mean_ms"], 1),
             _number(flow["rtt_p95_ms"], 1),
             str(flow["retransmits"]),
+            _number(flow["retransmit_pct"], 2),
         ]
         for flow in flows
     ]
-    return format_table([header, *rows], "llrrrr")
+    return format_table([header, *rows], "llrrrrr")
 
 
 def _link_table(links: list[dict[str, Any]]) -> str:
@@ -216,8 +217,11 @@ def _link_table(links: list[dict[str, Any]]) -> str:
     shown = [
         link for link in links if link["drops"] or link["utilization"] >= QUIET_LINK_UTILIZATION
     ]
-    rows = [[link["id"], f"{link['utilization']:.1%}", str(link["drops"])] for link in shown]
-    table = format_table([["link", "utilization", "drops"], *rows], "lrr")
+    rows = [
+        [link["id"], f"{link['utilization']:.1%}", str(link["drops"]), str(link["ce_marks"])]
+        for link in shown
+    ]
+    table = format_table([["link", "utilization", "drops", "CE marks"], *rows], "lrrr")
     quiet = len(links) - len(shown)
     if not quiet:
         return table

@@ -8,6 +8,7 @@ use crate::bbr::BbrConfig;
 use crate::bbr3::Bbr3Config;
 use crate::bic::BicConfig;
 use crate::cubic::CubicConfig;
+use crate::dctcp::DctcpConfig;
 use crate::highspeed::HighSpeedConfig;
 use crate::htcp::HtcpConfig;
 use crate::hybla::HyblaConfig;
@@ -114,6 +115,8 @@ algorithms! {
     Ledbat(LedbatConfig) = "ledbat",
     /// TCP SIAD, Scalable Increase Adaptive Decrease (Kühlewind's Linux module).
     Siad(SiadConfig) = "siad",
+    /// DCTCP (RFC 8257, Linux tcp_dctcp.c); negotiates ECN with accurate CE feedback.
+    Dctcp(DctcpConfig) = "dctcp",
 }
 
 /// What a scenario may write: a bare name or a table with `kind`.

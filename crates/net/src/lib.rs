@@ -7,7 +7,7 @@ pub mod queue;
 pub mod routing;
 
 pub use link::{Direction, LinkModel, Transmission, WiredLink};
-pub use queue::{DropPolicy, FifoQueue, Queue, QueueLimit};
+pub use queue::{CeThreshold, DropPolicy, FifoQueue, Queue, QueueLimit};
 pub use routing::RoutingTable;
 
 /// Whether a node runs applications (hosts) or only forwards (routers).

@@ -81,6 +81,7 @@ fn columns<'py>(py: Python<'py>, out: &RunOutput) -> PyResult<Frames<'py>> {
     links.set_item("backlog_pkts", f64_column(py, &ls.backlog_pkts))?;
     links.set_item("backlog_bytes", f64_column(py, &ls.backlog_bytes))?;
     links.set_item("drops", f64_column(py, &ls.drops))?;
+    links.set_item("ce_marks", f64_column(py, &ls.ce_marks))?;
 
     let rtt = if out.scenario.record.rtt {
         let rs = &w.rtt_series;

@@ -4,11 +4,11 @@
 
 use crate::resolve::ScenarioError;
 use crate::scenario::{FlowSpec, LinkSpec, PacingSpec, QueueKind, RtoSpec, Scenario, Ssthresh, TcpSpec, Topology};
-use crate::units::BufferValue;
+use crate::units::{BufferValue, EcnThresholdValue};
 use tcplab_cc::INFINITE_SSTHRESH;
 use tcplab_core::{NodeId, SimDuration, SimRng, SimTime};
-use tcplab_net::{Direction, DropPolicy, FifoQueue, Node, NodeRole, QueueLimit, RoutingTable, WiredLink};
-use tcplab_tcp::{DelayedAck, PacingMode, RtoMode, TcpConfig, TcpReceiver, TcpSender};
+use tcplab_net::{CeThreshold, Direction, DropPolicy, FifoQueue, Node, NodeRole, QueueLimit, RoutingTable, WiredLink};
+use tcplab_tcp::{DelayedAck, EcnMode, PacingMode, RtoMode, TcpConfig, TcpReceiver, TcpSender};
 
 /// Node names of a dumbbell with `pairs` pairs, with whether each is a host.
 pub fn dumbbell_node_names(pairs: u32) -> Vec<(String, bool)> {
@@ -42,7 +42,7 @@ pub struct Network {
     pub flows: Vec<Flow>,
 }
 
-fn queue_for(buffer: BufferValue, kind: QueueKind) -> Box<FifoQueue> {
+fn queue_for(buffer: BufferValue, kind: QueueKind, ecn_threshold: Option<EcnThresholdValue>) -> Box<FifoQueue> {
     let limit = match buffer {
         BufferValue::Packets(n) => QueueLimit::Packets(n),
         BufferValue::Bytes(b) => QueueLimit::Bytes(b),
@@ -51,7 +51,11 @@ fn queue_for(buffer: BufferValue, kind: QueueKind) -> Box<FifoQueue> {
         QueueKind::Droptail => DropPolicy::Tail,
         QueueKind::Headdrop => DropPolicy::Head,
     };
-    Box::new(FifoQueue::new(limit, policy))
+    let marking = ecn_threshold.map(|t| match t {
+        EcnThresholdValue::Packets(k) => CeThreshold::Backlog(k),
+        EcnThresholdValue::Sojourn(d) => CeThreshold::Sojourn(d),
+    });
+    Box::new(FifoQueue::new(limit, policy).with_ce_marking(marking))
 }
 
 struct Builder {
@@ -69,16 +73,24 @@ impl Builder {
     fn add_link(&mut self, a: &str, b: &str, spec: &LinkSpec, delay: Option<SimDuration>) {
         let (ia, ib) = (self.node_id(a), self.node_id(b));
         let rev = spec.reverse.clone().unwrap_or_default();
+        let delay = delay.unwrap_or(spec.delay.0);
         let directions = [
-            (ia, ib, delay.unwrap_or(spec.delay.0), spec.buffer, spec.queue, spec.loss),
-            (ib, ia, delay.unwrap_or(spec.delay.0), rev.buffer.unwrap_or(spec.buffer), rev.queue.unwrap_or(spec.queue), rev.loss.unwrap_or(spec.loss)),
+            (ia, ib, spec.buffer, spec.queue, spec.loss, spec.ecn_threshold),
+            (
+                ib,
+                ia,
+                rev.buffer.unwrap_or(spec.buffer),
+                rev.queue.unwrap_or(spec.queue),
+                rev.loss.unwrap_or(spec.loss),
+                rev.ecn_threshold.or(spec.ecn_threshold),
+            ),
         ];
-        for (from, to, delay, buffer, queue, loss) in directions {
+        for (from, to, buffer, queue, loss, ecn_threshold) in directions {
             let id = self.links.len() as u32;
             let name = format!("{}->{}", self.nodes[from as usize].name, self.nodes[to as usize].name);
             let rng = SimRng::stream(self.seed, &format!("link/{name}/loss"));
             let model = WiredLink::new(spec.rate.0, delay, spec.mtu, loss, rng);
-            self.links.push(Direction::new(id, name, from, to, queue_for(buffer, queue), Box::new(model)));
+            self.links.push(Direction::new(id, name, from, to, queue_for(buffer, queue, ecn_threshold), Box::new(model)));
         }
     }
 }
@@ -105,7 +117,7 @@ pub fn tcp_config(t: &TcpSpec) -> TcpConfig {
             PacingSpec::Off => PacingMode::Off,
             PacingSpec::Fq => PacingMode::Fq,
         },
-        ecn: t.ecn,
+        ecn: if t.ecn { EcnMode::Classic } else { EcnMode::Off },
         delayed_ack: DelayedAck { every: t.ack_every, timeout: t.delack_timeout.0, quickack_segments: t.quickack },
         slow_start_after_idle: t.slow_start_after_idle,
     }
@@ -113,8 +125,12 @@ pub fn tcp_config(t: &TcpSpec) -> TcpConfig {
 
 fn build_flow(b: &Builder, f: &FlowSpec, index: usize, scenario: &Scenario) -> Flow {
     let tcp = f.tcp.as_ref().unwrap_or(&scenario.tcp);
-    let cfg = tcp_config(tcp);
+    let mut cfg = tcp_config(tcp);
     let cc = f.cc.build(SimRng::stream(scenario.seed, &format!("flow/{index}/cc")));
+    // Linux TCP_CONG_NEEDS_ECN: the algorithm negotiates ECN itself, whatever `tcp.ecn` says.
+    if cc.needs_accurate_ecn() {
+        cfg.ecn = EcnMode::Accurate;
+    }
     let receiver = TcpReceiver::new(&cfg);
     Flow {
         src: b.node_id(f.src.as_deref().expect("resolved")),

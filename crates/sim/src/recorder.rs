@@ -36,6 +36,8 @@ pub struct LinkSeries {
     pub backlog_bytes: Vec<f64>,
     /// Queue drops during the interval.
     pub drops: Vec<f64>,
+    /// Packets the queue CE-marked during the interval.
+    pub ce_marks: Vec<f64>,
 }
 
 /// Per-ACK RTT samples (rtt.parquet).

@@ -4,7 +4,7 @@
 //! enums, and each flow's `tcp` table is merged over the scenario's before it is parsed.
 
 use crate::scenario::{FlowSpec, LinkSpec, Scenario, Topology};
-use crate::units::BufferValue;
+use crate::units::{BufferValue, EcnThresholdValue};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 use std::collections::HashSet;
@@ -271,6 +271,20 @@ fn check_buffer(buffer: BufferValue, mtu: u32, path: String) -> Result<(), Scena
     Ok(())
 }
 
+/// A marking threshold must be > 0 and, in packets against a packet limit, below the limit
+/// (an arrival never finds more than limit − 1 packets queued).
+fn check_ecn_threshold(t: EcnThresholdValue, buffer: BufferValue, path: String) -> Result<(), ScenarioError> {
+    let message = match (t, buffer) {
+        (EcnThresholdValue::Packets(0), _) => "0pkt would mark every ECT packet; allowed: at least 1pkt".to_string(),
+        (EcnThresholdValue::Sojourn(d), _) if d.as_nanos() == 0 => format!("{t} would mark every queued ECT packet; allowed: a sojourn time > 0"),
+        (EcnThresholdValue::Packets(k), BufferValue::Packets(n)) if k >= n => {
+            format!("{t} is not below the buffer ({buffer}): no packet would ever be marked")
+        }
+        _ => return Ok(()),
+    };
+    Err(ScenarioError::new(path, message))
+}
+
 fn check_link(l: &LinkSpec, path: &str, explicit: bool) -> Result<(), ScenarioError> {
     if explicit && (l.a.is_none() || l.b.is_none()) {
         let end = if l.a.is_none() { "a" } else { "b" };
@@ -287,12 +301,18 @@ fn check_link(l: &LinkSpec, path: &str, explicit: bool) -> Result<(), ScenarioEr
     }
     check_buffer(l.buffer, l.mtu, format!("{path}.buffer"))?;
     check_loss(l.loss, format!("{path}.loss"))?;
+    if let Some(t) = l.ecn_threshold {
+        check_ecn_threshold(t, l.buffer, format!("{path}.ecn_threshold"))?;
+    }
     if let Some(r) = &l.reverse {
         if let Some(b) = r.buffer {
             check_buffer(b, l.mtu, format!("{path}.reverse.buffer"))?;
         }
         if let Some(loss) = r.loss {
             check_loss(loss, format!("{path}.reverse.loss"))?;
+        }
+        if let Some(t) = r.ecn_threshold {
+            check_ecn_threshold(t, r.buffer.unwrap_or(l.buffer), format!("{path}.reverse.ecn_threshold"))?;
         }
     }
     Ok(())

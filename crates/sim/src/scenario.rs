@@ -2,7 +2,7 @@
 //! JSON Schema users see (`tcplab schema`) and the resolved scenario written next to every
 //! run, with every default filled in. Parsing and checking live in `resolve.rs`.
 
-use crate::units::{BufferValue, DurationValue, RateValue, SizeValue};
+use crate::units::{BufferValue, DurationValue, EcnThresholdValue, RateValue, SizeValue};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tcplab_cc::CcConfig;
@@ -115,7 +115,9 @@ pub struct TcpSpec {
     pub rcv_buf: SizeValue,
     /// Pacing of algorithms that do not pace themselves: "off" or "fq".
     pub pacing: PacingSpec,
-    /// ECN (RFC 3168): ECT data, CE marks echoed, one reduction per window.
+    /// ECN (RFC 3168): ECT data, CE marks echoed until CWR, one reduction per window.
+    /// Algorithms that need accurate ECN (DCTCP) always have it, with ECE on exactly the
+    /// ACKs of CE-marked packets, whatever this says.
     pub ecn: bool,
     /// ACK every this many full segments (1 = every segment).
     pub ack_every: u32,
@@ -177,6 +179,8 @@ pub struct DirectionOverrides {
     pub queue: Option<QueueKind>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loss: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn_threshold: Option<EcnThresholdValue>,
 }
 
 /// A full-duplex point-to-point link. In a dumbbell `a`/`b` are implied; in an explicit
@@ -206,6 +210,11 @@ pub struct LinkSpec {
     /// Largest IP packet in bytes; larger packets are fragmented.
     #[serde(default = "default_mtu")]
     pub mtu: u32,
+    /// CE-mark ECT packets (each direction): "20pkt" marks an arrival that finds at least 20
+    /// packets queued (DCTCP's step marking, RED with min = max = K), "1ms" marks a packet
+    /// leaving after more than 1 ms in the queue (fq_codel's ce_threshold). Default: no marking.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn_threshold: Option<EcnThresholdValue>,
     /// Different settings for the b -> a direction.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reverse: Option<DirectionOverrides>,
@@ -232,6 +241,7 @@ impl LinkSpec {
             queue: default_queue(),
             loss: 0.0,
             mtu: default_mtu(),
+            ecn_threshold: None,
             reverse: None,
         }
     }

@@ -17,6 +17,10 @@ pub struct FlowSummary {
     pub rtt_p95_ms: Option<f64>,
     pub rtt_p99_ms: Option<f64>,
     pub retransmits: u64,
+    /// Data segments sent, retransmissions included.
+    pub segments_sent: u64,
+    /// Retransmitted share of the segments sent, % (the loss rate the sender saw).
+    pub retransmit_pct: f64,
     pub rto_count: u64,
     pub bytes_acked: u64,
     pub bytes_sent: u64,
@@ -33,6 +37,8 @@ pub struct LinkSummary {
     pub drops: u64,
     /// Packets lost by the link itself (random loss).
     pub losses: u64,
+    /// Packets the queue CE-marked (ECN).
+    pub ce_marks: u64,
     pub backlog_mean_pkts: f64,
     pub backlog_max_pkts: u32,
 }
@@ -103,6 +109,8 @@ pub fn summarize(w: &World) -> Summary {
                 rtt_p95_ms: rtt.quantile_ms(0.95),
                 rtt_p99_ms: rtt.quantile_ms(0.99),
                 retransmits: st.retransmits,
+                segments_sent: st.segments_sent,
+                retransmit_pct: if st.segments_sent > 0 { 100.0 * st.retransmits as f64 / st.segments_sent as f64 } else { 0.0 },
                 rto_count: st.rto_count,
                 bytes_acked: st.bytes_acked,
                 bytes_sent: st.bytes_sent,
@@ -121,6 +129,7 @@ pub fn summarize(w: &World) -> Summary {
             utilization: (l.stats.busy_ns as f64 / run_ns).min(1.0),
             drops: l.stats.queue_drops,
             losses: l.stats.link_losses,
+            ce_marks: l.queue.ce_marks(),
             backlog_mean_pkts: mean(w.link_series.link.iter().zip(&w.link_series.backlog_pkts).filter(|(id, _)| **id == i as u32).map(|(_, b)| *b)),
             backlog_max_pkts: w.backlog_max[i],
         })
@@ -158,7 +167,7 @@ pub fn check_invariants(w: &World, s: &Summary) -> Result<(), String> {
         if f.bytes_acked > f.bytes_sent {
             return Err(format!("flow {}: bytes acked {} > bytes sent {}", f.id, f.bytes_acked, f.bytes_sent));
         }
-        let numbers = [Some(f.goodput_mbps), f.rtt_mean_ms, f.rtt_p50_ms, f.rtt_p95_ms, f.rtt_p99_ms];
+        let numbers = [Some(f.goodput_mbps), Some(f.retransmit_pct), f.rtt_mean_ms, f.rtt_p50_ms, f.rtt_p95_ms, f.rtt_p99_ms];
         if numbers.iter().flatten().any(|x| !x.is_finite() || *x < 0.0) {
             return Err(format!("flow {}: a summary number is NaN, infinite or negative", f.id));
         }

@@ -1,5 +1,6 @@
 //! Quantities as users write them: rates ("100Mbps"), durations ("10ms"), sizes ("4MB" is
-//! 10^6 bytes, "4MiB" is 2^20) and queue limits ("100pkt" or a size). Each parses from a
+//! 10^6 bytes, "4MiB" is 2^20), queue limits ("100pkt" or a size) and ECN marking
+//! thresholds ("20pkt" or a duration). Each parses from a
 //! string and serializes back to its canonical string, so a resolved scenario reads like
 //! the one the user wrote (design.md §4).
 
@@ -174,6 +175,39 @@ impl fmt::Display for BufferValue {
 }
 string_quantity!(BufferValue, "a queue capacity: packets (\"100pkt\") or a size (\"1MB\", \"64KiB\")", "100pkt");
 
+/// A CE-marking threshold: a backlog ("20pkt") or a sojourn time ("1ms").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EcnThresholdValue {
+    Packets(u32),
+    Sojourn(SimDuration),
+}
+
+impl std::str::FromStr for EcnThresholdValue {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let expected = "expected a backlog in packets like \"20pkt\" or a sojourn time like \"1ms\"";
+        if let Some(n) = s.trim().strip_suffix("pkt") {
+            return n.trim().parse::<u32>().map(EcnThresholdValue::Packets).map_err(|_| format!("{s:?} is not an ECN threshold; {expected}"));
+        }
+        s.parse::<DurationValue>()
+            .map(|d| EcnThresholdValue::Sojourn(d.0))
+            .map_err(|_| format!("{s:?} is not an ECN threshold; {expected} (ns, us, ms, s)"))
+    }
+}
+impl fmt::Display for EcnThresholdValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            EcnThresholdValue::Packets(n) => write!(f, "{n}pkt"),
+            EcnThresholdValue::Sojourn(d) => write!(f, "{}", DurationValue(*d)),
+        }
+    }
+}
+string_quantity!(
+    EcnThresholdValue,
+    "an ECN marking threshold: a backlog in packets (\"20pkt\", marks on enqueue) or a sojourn time (\"1ms\", marks on dequeue)",
+    "20pkt"
+);
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -202,6 +236,18 @@ mod tests {
         assert_eq!("16384pkt".parse::<BufferValue>().unwrap(), BufferValue::Packets(16384));
         assert_eq!("1MB".parse::<BufferValue>().unwrap(), BufferValue::Bytes(1_000_000));
         assert!("1.5pkt".parse::<BufferValue>().is_err());
+    }
+
+    #[test]
+    fn ecn_thresholds_are_packets_or_durations() {
+        assert_eq!("20pkt".parse::<EcnThresholdValue>().unwrap(), EcnThresholdValue::Packets(20));
+        assert_eq!("500us".parse::<EcnThresholdValue>().unwrap(), EcnThresholdValue::Sojourn(SimDuration::from_micros(500)));
+        assert_eq!("1000us".parse::<EcnThresholdValue>().unwrap().to_string(), "1ms");
+        assert_eq!(EcnThresholdValue::Packets(65).to_string(), "65pkt");
+        for bad in ["20", "20pk", "2.5pkt", "1MB"] {
+            let e = bad.parse::<EcnThresholdValue>().unwrap_err();
+            assert!(e.contains("not an ECN threshold") && e.contains("\"20pkt\""), "{e}");
+        }
     }
 
     #[test]

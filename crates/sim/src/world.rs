@@ -52,7 +52,8 @@ pub struct World {
     pub rtt_series: RttSeries,
     pub rtt_stats: Vec<RttStats>,
     flow_baseline: Vec<Baseline>,
-    link_drop_baseline: Vec<u64>,
+    /// Queue drops and CE marks per link at the previous sample.
+    link_baseline: Vec<(u64, u64)>,
     /// Largest queue backlog seen per link direction, packets.
     pub backlog_max: Vec<u32>,
 }
@@ -95,6 +96,7 @@ impl World {
             backlog_pkts: Vec::with_capacity(link_rows),
             backlog_bytes: Vec::with_capacity(link_rows),
             drops: Vec::with_capacity(link_rows),
+            ce_marks: Vec::with_capacity(link_rows),
         };
         Ok(World {
             record_rtt: scenario.record.rtt,
@@ -109,7 +111,7 @@ impl World {
             rtt_series: RttSeries::default(),
             rtt_stats: vec![RttStats::default(); flows],
             flow_baseline: vec![Baseline::default(); flows],
-            link_drop_baseline: vec![0; links],
+            link_baseline: vec![(0, 0); links],
             backlog_max: vec![0; links],
         })
     }
@@ -222,9 +224,9 @@ impl World {
         let flow = &mut self.net.flows[f as usize];
         match pkt.kind {
             PacketKind::Data(hdr) => {
-                if let Some(ack) = flow.receiver.on_data(now, &hdr, pkt.ecn) {
-                    let ack_pkt = Packet::ack(f, flow.dst, flow.src, ack);
-                    self.send_from_host(ack_pkt, now);
+                let (src, dst) = (flow.src, flow.dst);
+                for ack in flow.receiver.on_data(now, &hdr, pkt.ecn) {
+                    self.send_from_host(Packet::ack(f, dst, src, ack), now);
                 }
                 self.arm_receiver_timer(f);
             }
@@ -303,8 +305,11 @@ impl World {
             s.link.push(i as u32);
             s.backlog_pkts.push(link.queue.len_packets() as f64);
             s.backlog_bytes.push(link.queue.len_bytes() as f64);
-            s.drops.push((link.stats.queue_drops - self.link_drop_baseline[i]) as f64);
-            self.link_drop_baseline[i] = link.stats.queue_drops;
+            let (drops, marks) = (link.stats.queue_drops, link.queue.ce_marks());
+            let (drops_before, marks_before) = self.link_baseline[i];
+            s.drops.push((drops - drops_before) as f64);
+            s.ce_marks.push((marks - marks_before) as f64);
+            self.link_baseline[i] = (drops, marks);
         }
     }
 

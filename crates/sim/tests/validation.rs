@@ -47,6 +47,17 @@ fn errors_name_the_dotted_path() {
         (Box::new(|v| v["duration"] = json!(5)), "duration", "string with a unit"),
         (Box::new(|v| v["flows"] = json!([])), "flows", "at least one flow"),
         (Box::new(|v| v["flows"][0]["start"] = json!("9s")), "flows.0.start", "not before the end"),
+        (Box::new(|v| v["topology"]["bottleneck"]["ecn_threshold"] = json!("20pk")), "topology.bottleneck.ecn_threshold", "not an ECN threshold"),
+        (Box::new(|v| v["topology"]["bottleneck"]["ecn_threshold"] = json!(20)), "topology.bottleneck.ecn_threshold", "string with a unit"),
+        (Box::new(|v| v["topology"]["bottleneck"]["ecn_threshold"] = json!("0pkt")), "topology.bottleneck.ecn_threshold", "at least 1pkt"),
+        (Box::new(|v| v["topology"]["bottleneck"]["ecn_threshold"] = json!("0ms")), "topology.bottleneck.ecn_threshold", "a sojourn time > 0"),
+        (Box::new(|v| v["topology"]["bottleneck"]["ecn_threshold"] = json!("100pkt")), "topology.bottleneck.ecn_threshold", "not below the buffer (100pkt)"),
+        (Box::new(|v| v["topology"]["bottleneck"]["reverse"] = json!({"ecn_threshold": "1"})), "topology.bottleneck.reverse.ecn_threshold", "not an ECN threshold"),
+        (
+            Box::new(|v| v["topology"]["bottleneck"]["reverse"] = json!({"buffer": "10pkt", "ecn_threshold": "10pkt"})),
+            "topology.bottleneck.reverse.ecn_threshold",
+            "not below the buffer (10pkt)",
+        ),
     ];
     for (edit, path, fragment) in cases {
         let e = error_of(edit);
@@ -71,4 +82,17 @@ dst = "d"
 "#;
     let e = resolve(toml::from_str(text).unwrap()).expect_err("a and d are not connected").to_string();
     assert!(e.starts_with("flows.0.dst: ") && e.contains("cannot be reached"), "{e}");
+}
+
+#[test]
+fn ecn_thresholds_resolve_and_print_canonically() {
+    let mut v: serde_json::Value = toml::from_str(BASE).unwrap();
+    v["topology"]["bottleneck"]["ecn_threshold"] = serde_json::json!("20pkt");
+    v["topology"]["bottleneck"]["reverse"] = serde_json::json!({"ecn_threshold": "500us"});
+    let s = resolve(v).unwrap();
+    let link = serde_json::to_value(&s.topology).unwrap()["bottleneck"].clone();
+    assert_eq!(link["ecn_threshold"], "20pkt");
+    assert_eq!(link["reverse"]["ecn_threshold"], "500us");
+    let plain = serde_json::to_value(&resolve(toml::from_str(BASE).unwrap()).unwrap().topology).unwrap();
+    assert!(plain["bottleneck"].get("ecn_threshold").is_none(), "no marking unless asked");
 }

@@ -27,6 +27,28 @@ pub enum PacingMode {
     Fq,
 }
 
+/// ECN on a connection (RFC 3168; algorithms.md §1.11).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum EcnMode {
+    /// Not-ECT data, ECE ignored.
+    #[default]
+    Off,
+    /// RFC 3168: new data ECT(0), retransmissions Not-ECT; the receiver echoes ECE from a
+    /// CE mark until a segment with CWR arrives; one window reduction per window.
+    Classic,
+    /// What Linux does for algorithms with `TCP_CONG_NEEDS_ECN` (DCTCP): every data segment
+    /// ECT(0), and the receiver sets ECE on exactly the ACKs that cover CE-marked segments
+    /// (an immediate ACK at every change of CE state). The sender reacts as in `Classic`.
+    Accurate,
+}
+
+impl EcnMode {
+    /// ECN was negotiated (either flavour).
+    pub fn enabled(self) -> bool {
+        self != EcnMode::Off
+    }
+}
+
 /// Receiver ACK policy (algorithms.md §1.4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DelayedAck {
@@ -64,8 +86,7 @@ pub struct TcpConfig {
     /// Receive buffer: the advertised window is this minus the out-of-order bytes held.
     pub rcv_buf_bytes: u64,
     pub pacing: PacingMode,
-    /// RFC 3168 ECN.
-    pub ecn: bool,
+    pub ecn: EcnMode,
     pub delayed_ack: DelayedAck,
     /// Linux `tcp_slow_start_after_idle` (algorithms.md §1.8).
     pub slow_start_after_idle: bool,
@@ -85,7 +106,7 @@ impl Default for TcpConfig {
             snd_buf_bytes: 6 << 20,
             rcv_buf_bytes: 6 << 20,
             pacing: PacingMode::Off,
-            ecn: false,
+            ecn: EcnMode::Off,
             delayed_ack: DelayedAck::default(),
             slow_start_after_idle: true,
         }

@@ -17,6 +17,6 @@ mod sender;
 #[cfg(test)]
 mod testkit;
 
-pub use config::{DelayedAck, PacingMode, RtoMode, TcpConfig};
-pub use receiver::TcpReceiver;
+pub use config::{DelayedAck, EcnMode, PacingMode, RtoMode, TcpConfig};
+pub use receiver::{Acks, TcpReceiver};
 pub use sender::{AckOutcome, SenderStats, TcpSender, Transmit};

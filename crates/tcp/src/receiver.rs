@@ -1,11 +1,19 @@
-//! The TCP receiver (algorithms.md §1.4; RFC 1122/5681 delayed ACK, RFC 2018 SACK blocks,
-//! RFC 7323 timestamp echo, RFC 3168 ECN echo, Linux quickack).
+//! The TCP receiver (algorithms.md §1.4, §1.11; RFC 1122/5681 delayed ACK, RFC 2018 SACK
+//! blocks, RFC 7323 timestamp echo, RFC 3168 ECN echo, Linux quickack, Linux DCTCP's
+//! accurate CE echo from tcp_dctcp.h `dctcp_ece_ack_update`, RFC 8257 §3.2).
 //!
 //! ACK policy: immediately while in quickack mode (the first `quickack_segments` segments,
-//! and two segments after a CE mark appears, as Linux), for out-of-order, duplicate and
-//! hole-filling segments and for segments carrying CWR; otherwise once `every` segments are
-//! unacknowledged, or when the delayed-ACK timer (armed by the first unacknowledged segment)
-//! expires. SACK blocks: the first holds the segment that triggered the ACK, then the most
+//! and, with classic ECN, two segments after a CE mark appears, as Linux), for out-of-order,
+//! duplicate and hole-filling segments and for segments carrying CWR; otherwise once `every`
+//! segments are unacknowledged, or when the delayed-ACK timer (armed by the first
+//! unacknowledged segment) expires.
+//! ECN echo: classic (RFC 3168) sets ECE from a CE mark until a segment with CWR arrives.
+//! Accurate (Linux with a `TCP_CONG_NEEDS_ECN` algorithm) sets ECE to the CE state of the
+//! latest ECT segment; when that state flips, an ACK held back by the delayed-ACK logic is
+//! first sent for the previous run (cumulative ACK = rcv_nxt after the run, old ECE), then
+//! the segment is ACKed at once with the new ECE, so every ACK with ECE covers exactly
+//! CE-marked segments. As in Linux, the state moves only on ECT segments that are new or
+//! above rcv_nxt, and it replaces the classic CE quickacks. SACK blocks: the first holds the segment that triggered the ACK, then the most
 //! recently reported others, at most three (timestamps use the rest of the option space).
 //! TSecr echoes TS.Recent, taken only from segments at or below the last ACK sent (so a
 //! delayed ACK echoes its earliest segment). The window advertised is the receive buffer
@@ -13,7 +21,7 @@
 //! ns-3's TcpSocketBase has no quickack (DelAckCount 2, 200 ms timer) and advertises the
 //! free buffer space including in-order unread data.
 
-use crate::config::{DelayedAck, TcpConfig};
+use crate::config::{DelayedAck, EcnMode, TcpConfig};
 use tcplab_core::{AckHeader, DataHeader, Ecn, SackBlock, SimTime, MAX_SACK_BLOCKS};
 
 /// Segments ACKed immediately after a new CE mark (Linux `tcp_enter_quickack_mode(sk, 2)`).
@@ -27,11 +35,45 @@ struct OooRange {
     bytes: u64,
 }
 
+/// The ACKs one arriving segment makes the receiver send, in sending order: none, one, or
+/// (accurate ECN, at a change of CE state) the held-back ACK of the previous run and then
+/// the ACK of this segment.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Acks([Option<AckHeader>; 2]);
+
+impl Acks {
+    fn push(&mut self, ack: AckHeader) {
+        let slot = self.0.iter_mut().find(|a| a.is_none()).expect("at most two ACKs per segment");
+        *slot = Some(ack);
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0[0].is_none()
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.iter().flatten().count()
+    }
+
+    /// The last ACK: it acknowledges everything received so far.
+    pub fn last(&self) -> Option<AckHeader> {
+        self.0[1].or(self.0[0])
+    }
+}
+
+impl IntoIterator for Acks {
+    type Item = AckHeader;
+    type IntoIter = std::iter::Flatten<std::array::IntoIter<Option<AckHeader>, 2>>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter().flatten()
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct TcpReceiver {
     policy: DelayedAck,
     rcv_buf_bytes: u64,
-    ecn: bool,
+    ecn: EcnMode,
     /// Next in-order segment expected.
     rcv_nxt: u32,
     /// Out-of-order data above `rcv_nxt`: sorted, disjoint, non-adjacent.
@@ -48,8 +90,13 @@ pub struct TcpReceiver {
     quick: u32,
     ts_recent: SimTime,
     last_ack_sent: u32,
-    /// RFC 3168: echo ECE until a segment with CWR arrives.
+    /// Linux `TCP_ECN_DEMAND_CWR`: set ECE on ACKs. Classic: from a CE mark until CWR;
+    /// accurate: the CE state of the latest ECT segment.
     demand_cwr: bool,
+    /// Accurate ECN (Linux DCTCP `ce_state`): the latest ECT segment carried CE.
+    ce_state: bool,
+    /// Accurate ECN (Linux DCTCP `prior_rcv_nxt`): rcv_nxt after the latest ECT segment.
+    prior_rcv_nxt: u32,
 }
 
 impl TcpReceiver {
@@ -70,28 +117,30 @@ impl TcpReceiver {
             ts_recent: SimTime::ZERO,
             last_ack_sent: 0,
             demand_cwr: false,
+            ce_state: false,
+            prior_rcv_nxt: 0,
         }
     }
 
-    /// A data segment arrived; returns the ACK to send now, if any.
-    pub fn on_data(&mut self, now: SimTime, hdr: &DataHeader, ecn: Ecn) -> Option<AckHeader> {
+    /// A data segment arrived; returns the ACKs to send now.
+    pub fn on_data(&mut self, now: SimTime, hdr: &DataHeader, ecn: Ecn) -> Acks {
+        let mut acks = Acks::default();
         let mut immediate = false;
-        if self.ecn {
-            if hdr.cwr {
-                self.demand_cwr = false;
-                immediate = true;
+        if self.ecn.enabled() && hdr.cwr {
+            self.demand_cwr = false;
+            immediate = true;
+        }
+        if self.ecn == EcnMode::Classic && ecn == Ecn::Ce {
+            if !self.demand_cwr {
+                self.quick = self.quick.max(CE_QUICKACKS);
             }
-            if ecn == Ecn::Ce {
-                if !self.demand_cwr {
-                    self.quick = self.quick.max(CE_QUICKACKS);
-                }
-                self.demand_cwr = true;
-            }
+            self.demand_cwr = true;
         }
         if hdr.seq <= self.last_ack_sent && hdr.tsval >= self.ts_recent {
             self.ts_recent = hdr.tsval;
         }
-        if hdr.seq < self.rcv_nxt || self.holds(hdr.seq) {
+        let below_window = hdr.seq < self.rcv_nxt;
+        if below_window || self.holds(hdr.seq) {
             immediate = true; // duplicate: ACK at once (Linux would add a D-SACK)
         } else if hdr.seq == self.rcv_nxt {
             immediate |= !self.ooo.is_empty(); // fills (part of) a hole
@@ -109,15 +158,32 @@ impl TcpReceiver {
             immediate = true;
             self.insert_ooo(hdr.seq, hdr.payload);
         }
+        if self.ecn == EcnMode::Accurate && !below_window && ecn != Ecn::NotEct {
+            immediate |= self.update_ce_state(ecn == Ecn::Ce, &mut acks);
+        }
         if self.quick > 0 {
             self.quick -= 1;
             immediate = true;
         }
         if immediate || self.unacked >= self.policy.every {
-            return Some(self.build_ack(false));
+            acks.push(self.build_ack(false));
+        } else {
+            self.delack_deadline.get_or_insert(now + self.policy.timeout);
         }
-        self.delack_deadline.get_or_insert(now + self.policy.timeout);
-        None
+        acks
+    }
+
+    /// Linux `dctcp_ece_ack_update`: on a change of CE state, sends the held-back ACK of
+    /// the previous run with its ECE (if one is held back) and asks for an immediate ACK.
+    fn update_ce_state(&mut self, ce: bool, acks: &mut Acks) -> bool {
+        let changed = ce != self.ce_state;
+        if changed && self.delack_deadline.is_some() {
+            acks.push(self.ack_header(self.prior_rcv_nxt, self.ce_state, true));
+        }
+        self.prior_rcv_nxt = self.rcv_nxt;
+        self.ce_state = ce;
+        self.demand_cwr = ce;
+        changed
     }
 
     /// The delayed-ACK deadline.
@@ -138,16 +204,21 @@ impl TcpReceiver {
         self.delivered_bytes
     }
 
+    /// The ACK of everything received; resets the delayed-ACK state.
     fn build_ack(&mut self, delayed: bool) -> AckHeader {
         self.unacked = 0;
         self.delack_deadline = None;
         self.last_ack_sent = self.rcv_nxt;
+        self.ack_header(self.rcv_nxt, self.demand_cwr, delayed)
+    }
+
+    fn ack_header(&self, ack: u32, ece: bool, delayed: bool) -> AckHeader {
         AckHeader {
-            ack: self.rcv_nxt,
+            ack,
             sack: self.sacks,
             sack_len: self.sacks_len as u8,
             tsecr: self.ts_recent,
-            ece: self.demand_cwr,
+            ece,
             rwnd_bytes: self.rcv_buf_bytes.saturating_sub(self.ooo_bytes),
             delayed,
         }
@@ -246,17 +317,17 @@ mod tests {
     fn quickack_then_every_second_segment_then_timer() {
         let mut r = TcpReceiver::new(&TcpConfig::default());
         for s in 0..16 {
-            let a = r.on_data(ms(s as u64), &seg(s, ms(s as u64)), Ecn::NotEct).expect("quickack");
+            let a = r.on_data(ms(s as u64), &seg(s, ms(s as u64)), Ecn::NotEct).last().expect("quickack");
             assert_eq!(a.ack, s + 1);
         }
-        assert!(r.on_data(ms(20), &seg(16, ms(20)), Ecn::NotEct).is_none());
+        assert!(r.on_data(ms(20), &seg(16, ms(20)), Ecn::NotEct).is_empty());
         assert_eq!(r.next_timer(), Some(ms(60)));
-        let a = r.on_data(ms(21), &seg(17, ms(21)), Ecn::NotEct).expect("second full segment");
+        let a = r.on_data(ms(21), &seg(17, ms(21)), Ecn::NotEct).last().expect("second full segment");
         assert_eq!((a.ack, a.delayed), (18, false));
         assert_eq!(a.tsecr, ms(20), "a delayed ACK echoes its earliest segment");
         assert_eq!(r.next_timer(), None);
         // a lone segment is ACKed by the timer 40 ms later
-        assert!(r.on_data(ms(100), &seg(18, ms(100)), Ecn::NotEct).is_none());
+        assert!(r.on_data(ms(100), &seg(18, ms(100)), Ecn::NotEct).is_empty());
         assert_eq!(r.next_timer(), Some(ms(140)));
         assert!(r.on_timer(ms(139)).is_none());
         let a = r.on_timer(ms(140)).expect("timer ACK");
@@ -268,44 +339,109 @@ mod tests {
     fn out_of_order_and_hole_filling_segments_are_acked_at_once_with_sack_blocks() {
         let cfg = TcpConfig { delayed_ack: DelayedAck { quickack_segments: 0, ..DelayedAck::default() }, ..TcpConfig::default() };
         let mut r = TcpReceiver::new(&cfg);
-        assert!(r.on_data(ms(0), &seg(0, ms(0)), Ecn::NotEct).is_none());
-        let a = r.on_data(ms(1), &seg(2, ms(1)), Ecn::NotEct).expect("out of order");
+        assert!(r.on_data(ms(0), &seg(0, ms(0)), Ecn::NotEct).is_empty());
+        let a = r.on_data(ms(1), &seg(2, ms(1)), Ecn::NotEct).last().expect("out of order");
         assert_eq!((a.ack, blocks(&a)), (1, vec![(2, 3)]));
         assert_eq!(a.tsecr, ms(0), "out-of-order data does not update TS.Recent");
         assert_eq!(a.rwnd_bytes, cfg.rcv_buf_bytes - 1000);
-        let a = r.on_data(ms(2), &seg(5, ms(2)), Ecn::NotEct).unwrap();
+        let a = r.on_data(ms(2), &seg(5, ms(2)), Ecn::NotEct).last().unwrap();
         assert_eq!(blocks(&a), vec![(5, 6), (2, 3)]);
-        let a = r.on_data(ms(3), &seg(7, ms(3)), Ecn::NotEct).unwrap();
+        let a = r.on_data(ms(3), &seg(7, ms(3)), Ecn::NotEct).last().unwrap();
         assert_eq!(blocks(&a), vec![(7, 8), (5, 6), (2, 3)]);
-        let a = r.on_data(ms(4), &seg(3, ms(4)), Ecn::NotEct).unwrap();
+        let a = r.on_data(ms(4), &seg(3, ms(4)), Ecn::NotEct).last().unwrap();
         assert_eq!(blocks(&a), vec![(2, 4), (7, 8), (5, 6)], "the block of the newest segment first");
-        let a = r.on_data(ms(5), &seg(4, ms(5)), Ecn::NotEct).unwrap();
+        let a = r.on_data(ms(5), &seg(4, ms(5)), Ecn::NotEct).last().unwrap();
         assert_eq!(blocks(&a), vec![(2, 6), (7, 8)], "merged blocks are reported once");
         // the retransmission of 1 fills the hole: immediate ACK up to 6
-        let a = r.on_data(ms(6), &seg(1, ms(6)), Ecn::NotEct).expect("hole filled");
+        let a = r.on_data(ms(6), &seg(1, ms(6)), Ecn::NotEct).last().expect("hole filled");
         assert_eq!((a.ack, blocks(&a)), (6, vec![(7, 8)]));
         assert_eq!(a.tsecr, ms(6), "the hole-filling segment sets TS.Recent");
         assert_eq!(r.delivered_bytes(), 6000);
-        let a = r.on_data(ms(7), &seg(6, ms(7)), Ecn::NotEct).expect("fills the last hole");
+        let a = r.on_data(ms(7), &seg(6, ms(7)), Ecn::NotEct).last().expect("fills the last hole");
         assert_eq!((a.ack, a.sack_len, a.rwnd_bytes), (8, 0, cfg.rcv_buf_bytes));
         assert_eq!(r.delivered_bytes(), 8000);
-        let a = r.on_data(ms(8), &seg(3, ms(8)), Ecn::NotEct).expect("duplicate");
+        let a = r.on_data(ms(8), &seg(3, ms(8)), Ecn::NotEct).last().expect("duplicate");
         assert_eq!(a.ack, 8);
     }
 
     #[test]
     fn ecn_echo_until_cwr() {
-        let cfg = TcpConfig { ecn: true, delayed_ack: DelayedAck { quickack_segments: 0, ..DelayedAck::default() }, ..TcpConfig::default() };
+        let cfg = TcpConfig { ecn: EcnMode::Classic, delayed_ack: DelayedAck { quickack_segments: 0, ..DelayedAck::default() }, ..TcpConfig::default() };
         let mut r = TcpReceiver::new(&cfg);
-        assert!(r.on_data(ms(0), &seg(0, ms(0)), Ecn::Ect0).is_none());
-        let a = r.on_data(ms(1), &seg(1, ms(1)), Ecn::Ce).expect("CE: quickack");
+        assert!(r.on_data(ms(0), &seg(0, ms(0)), Ecn::Ect0).is_empty());
+        let a = r.on_data(ms(1), &seg(1, ms(1)), Ecn::Ce).last().expect("CE: quickack");
         assert!(a.ece);
-        let a = r.on_data(ms(2), &seg(2, ms(2)), Ecn::Ect0).expect("second quickack");
+        let a = r.on_data(ms(2), &seg(2, ms(2)), Ecn::Ect0).last().expect("second quickack");
         assert!(a.ece, "ECE repeats until CWR");
-        assert!(r.on_data(ms(3), &seg(3, ms(3)), Ecn::Ect0).is_none());
-        let a = r.on_data(ms(4), &seg(4, ms(4)), Ecn::Ect0).unwrap();
+        assert!(r.on_data(ms(3), &seg(3, ms(3)), Ecn::Ect0).is_empty());
+        let a = r.on_data(ms(4), &seg(4, ms(4)), Ecn::Ect0).last().unwrap();
         assert!(a.ece);
-        let a = r.on_data(ms(5), &DataHeader { cwr: true, ..seg(5, ms(5)) }, Ecn::Ect0).expect("CWR is ACKed at once");
+        let a = r.on_data(ms(5), &DataHeader { cwr: true, ..seg(5, ms(5)) }, Ecn::Ect0).last().expect("CWR is ACKed at once");
         assert!(!a.ece);
+    }
+
+    fn echoes(acks: Acks) -> Vec<(u32, bool)> {
+        acks.into_iter().map(|a| (a.ack, a.ece)).collect()
+    }
+
+    fn accurate() -> TcpReceiver {
+        let delayed_ack = DelayedAck { quickack_segments: 0, ..DelayedAck::default() };
+        TcpReceiver::new(&TcpConfig { ecn: EcnMode::Accurate, delayed_ack, ..TcpConfig::default() })
+    }
+
+    /// Segment `s` arrives at s ms with codepoint `e`; returns (cumulative ACK, ECE) of the
+    /// ACKs sent.
+    fn arrive(r: &mut TcpReceiver, s: u32, e: Ecn) -> Vec<(u32, bool)> {
+        echoes(r.on_data(ms(u64::from(s)), &seg(s, ms(u64::from(s))), e))
+    }
+
+    #[test]
+    fn accurate_ecn_acks_the_previous_run_at_every_change_of_ce_state() {
+        use Ecn::{Ce, Ect0};
+        let mut r = accurate();
+        assert_eq!(arrive(&mut r, 0, Ect0), [], "held back by the delayed-ACK rule");
+        // CE after a held-back segment: first the ACK of 0 with the old ECE, then 1 at once.
+        let two = r.on_data(ms(1), &seg(1, ms(1)), Ce);
+        assert_eq!(echoes(two), [(1, false), (2, true)]);
+        assert_eq!(two.into_iter().map(|a| a.delayed).collect::<Vec<_>>(), [true, false]);
+        // The CE run goes on: ACK every second segment, with ECE.
+        assert_eq!(arrive(&mut r, 2, Ce), []);
+        assert_eq!(arrive(&mut r, 3, Ce), [(4, true)]);
+        // Back to ECT with nothing held back: one immediate ACK without ECE.
+        assert_eq!(arrive(&mut r, 4, Ect0), [(5, false)]);
+        assert_eq!(arrive(&mut r, 5, Ect0), []);
+        assert_eq!(arrive(&mut r, 6, Ce), [(6, false), (7, true)]);
+        assert_eq!(arrive(&mut r, 7, Ce), []);
+        assert_eq!(arrive(&mut r, 8, Ect0), [(8, true), (9, false)]);
+        assert_eq!(arrive(&mut r, 9, Ect0), []);
+        let a = r.on_timer(ms(49)).expect("delayed-ACK timer");
+        assert_eq!((a.ack, a.ece), (10, false));
+    }
+
+    #[test]
+    fn accurate_ecn_has_no_ce_quickacks_and_cwr_does_not_hide_a_mark() {
+        use Ecn::{Ce, Ect0};
+        let mut r = accurate();
+        assert_eq!(arrive(&mut r, 0, Ce), [(1, true)]);
+        assert_eq!(arrive(&mut r, 1, Ce), [], "classic ECN would quickack here");
+        let a = r.on_data(ms(2), &DataHeader { cwr: true, ..seg(2, ms(2)) }, Ce).last().expect("CWR is ACKed at once");
+        assert_eq!((a.ack, a.ece), (3, true), "ECE follows the CE state, not CWR");
+        let a = r.on_data(ms(3), &DataHeader { cwr: true, ..seg(3, ms(3)) }, Ect0);
+        assert_eq!(echoes(a), [(4, false)]);
+    }
+
+    #[test]
+    fn accurate_ecn_state_moves_on_new_ect_segments_only() {
+        use Ecn::{Ce, Ect0, NotEct};
+        let mut r = accurate();
+        assert_eq!(arrive(&mut r, 0, Ce), [(1, true)]);
+        // Not-ECT leaves the state alone: the run of ECE goes on.
+        assert_eq!(arrive(&mut r, 1, NotEct), []);
+        assert_eq!(arrive(&mut r, 2, NotEct), [(3, true)]);
+        // An out-of-order ECT segment changes it (ACKed at once anyway, as out of order).
+        assert_eq!(arrive(&mut r, 4, Ect0), [(3, false)]);
+        // A duplicate below rcv_nxt does not: its ACK echoes the current state.
+        assert_eq!(arrive(&mut r, 0, Ce), [(3, false)]);
+        assert_eq!(arrive(&mut r, 3, Ect0), [(5, false)], "fills the hole");
     }
 }

@@ -14,7 +14,7 @@
 //! entering recovery only on DupThresh duplicate ACKs, a 1 s minimum RTO and the RFC 6298
 //! estimator, and in raising COMPLETE_CWR-like events for every algorithm.
 
-use crate::config::{PacingMode, TcpConfig};
+use crate::config::{EcnMode, PacingMode, TcpConfig};
 use crate::pacing::{fq_pacing_rate, schedule_next_departure};
 use crate::prr::{Prr, PrrAck};
 use crate::rate::{AckContext, RateSampler};
@@ -27,7 +27,8 @@ use tcplab_core::{AckHeader, DataHeader, Ecn, Rate, SimDuration, SimTime};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Transmit {
     pub header: DataHeader,
-    /// ECT(0) on new data when ECN is on; retransmissions are Not-ECT (RFC 3168 §6.1.5).
+    /// ECT(0) on new data when ECN is on; retransmissions are Not-ECT (RFC 3168 §6.1.5)
+    /// except in accurate mode (Linux keeps ECT for DCTCP).
     pub ecn: Ecn,
     pub is_retransmit: bool,
 }
@@ -133,7 +134,7 @@ impl TcpSender {
         let mut cx = CcCx::new(cfg.mss);
         cx.cwnd = cfg.initial_cwnd;
         cx.ssthresh = cfg.initial_ssthresh;
-        cx.ecn_enabled = cfg.ecn;
+        cx.ecn_enabled = cfg.ecn.enabled();
         cx.paced = cc.has_cong_control() || cfg.pacing == PacingMode::Fq;
         TcpSender {
             rtt: RttEstimator::new(&cfg),
@@ -197,7 +198,7 @@ impl TcpSender {
         self.cx.now = now;
         self.check_app_limited();
         let advanced = ack.ack > prior_una;
-        let ece = self.cfg.ecn && ack.ece;
+        let ece = self.cfg.ecn.enabled() && ack.ece;
         // Linux tcp_may_update_window: a pure ACK updates the window (FLAG_WIN_UPDATE) when
         // it advances snd_una or opens the window.
         let win_update = advanced || ack.rwnd_bytes > self.snd_wnd;
@@ -587,7 +588,7 @@ impl TcpSender {
         self.prr.start();
         self.sync_cx();
         self.cx.ssthresh = self.cc.ssthresh(&mut self.cx);
-        self.queue_cwr = self.cfg.ecn;
+        self.queue_cwr = self.cfg.ecn.enabled();
     }
 
     /// Linux `tcp_end_cwnd_reduction`; `cong_control` algorithms are left alone.
@@ -629,7 +630,7 @@ impl TcpSender {
         self.cx.cwnd_cnt = 0;
         self.set_state(CaState::Loss);
         self.high_seq = self.sb.snd_nxt();
-        self.queue_cwr = self.cfg.ecn;
+        self.queue_cwr = self.cfg.ecn.enabled();
         self.consecutive_rtos += 1;
         self.rto_count += 1;
         self.rtt.back_off();
@@ -671,13 +672,12 @@ impl TcpSender {
         }
         let tx = self.rate.on_send(now, packets_out, in_flight + 1);
         let mut cwr = false;
-        let ecn = if is_retransmit {
+        if is_retransmit {
             self.sb.record_retransmit(seq, now, tx);
             self.retransmits += 1;
             if seq == self.sb.snd_una() {
                 self.rto_deadline = Some(now + self.rtt.rto());
             }
-            Ecn::NotEct
         } else {
             self.sb.push(Segment::new(payload, now, tx));
             self.new_bytes_sent += u64::from(payload);
@@ -685,12 +685,14 @@ impl TcpSender {
                 self.rto_deadline = Some(now + self.rtt.rto());
             }
             cwr = std::mem::take(&mut self.queue_cwr);
-            if self.cfg.ecn {
-                Ecn::Ect0
-            } else {
-                Ecn::NotEct
-            }
+        }
+        // Linux tcp_ecn_send: ECT on new data; retransmissions only for NEEDS_ECN algorithms.
+        let ect = match self.cfg.ecn {
+            EcnMode::Off => false,
+            EcnMode::Classic => !is_retransmit,
+            EcnMode::Accurate => true,
         };
+        let ecn = if ect { Ecn::Ect0 } else { Ecn::NotEct };
         if matches!(self.cx.ca_state, CaState::Cwr | CaState::Recovery) {
             self.prr.on_sent();
         }

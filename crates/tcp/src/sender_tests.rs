@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::testkit::{ack_every_segment, ms, Hook, HookLog, Probe, Wire};
-use crate::DelayedAck;
+use crate::{DelayedAck, EcnMode};
 use tcplab_cc::RateSample;
 use tcplab_core::SackBlock;
 
@@ -258,7 +258,7 @@ fn samples_are_app_limited_once_the_application_runs_dry() {
 #[test]
 fn ecn_echo_gives_one_cwr_reduction_per_window() {
     let (cc, log) = Probe::reno();
-    let cfg = TcpConfig { ecn: true, ..ack_every_segment() };
+    let cfg = TcpConfig { ecn: EcnMode::Classic, ..ack_every_segment() };
     let mut w = Wire::new(cfg, cc, None, SimDuration::from_millis(50));
     for seq in [100, 101, 102, 1000] {
         w.mark_ce(seq);
@@ -275,6 +275,60 @@ fn ecn_echo_gives_one_cwr_reduction_per_window() {
     assert!(exits.iter().all(|&(_, cwnd, ssthresh)| cwnd == ssthresh));
     assert_eq!(w.sent.iter().filter(|s| s.tx.header.cwr).count(), 2);
     assert!(w.sent.iter().all(|s| s.tx.ecn == Ecn::Ect0));
+}
+
+/// A 400-segment transfer over 50 ms each way with delayed ACKs (every 2, quickack 16) and
+/// CE marks on `marks`; returns the wire once done.
+fn marked_transfer(ecn: EcnMode, marks: &[u32]) -> (Wire, HookLog) {
+    let (cc, log) = Probe::reno();
+    let mut w = Wire::new(TcpConfig { ecn, ..TcpConfig::default() }, cc, Some(400 * MSS), SimDuration::from_millis(50));
+    for &seq in marks {
+        w.mark_ce(seq);
+    }
+    w.run_until(ms(20_000));
+    assert!(w.tx.is_done());
+    (w, log)
+}
+
+#[test]
+fn accurate_ecn_counts_exactly_the_marked_packets_despite_delayed_acks() {
+    // Runs of odd and even length, lone marks, one right after quickack ends.
+    let marks = [16, 30, 31, 32, 33, 34, 101, 150, 151, 300];
+    let (w, log) = marked_transfer(EcnMode::Accurate, &marks);
+    assert_eq!(w.tx.cc_view().delivered_ce, marks.len() as u64);
+    // Every ACK with ECE newly acknowledges only marked segments, every ACK without none.
+    let mut acked = 0;
+    for (_, a) in &w.acks {
+        for seq in acked..a.ack {
+            assert_eq!(marks.contains(&seq), a.ece, "segment {seq} acknowledged by an ACK with ECE = {}", a.ece);
+        }
+        acked = acked.max(a.ack);
+    }
+    // The sender still reduces once per window with ECE: five groups of marks, but the run
+    // 30–34 is echoed while the reduction for 16 is under way (high_seq 42), so four cuts.
+    let cuts = ssthresh_calls(&log);
+    assert_eq!(cuts.len(), 4, "{cuts:?}");
+    assert_eq!(w.sent.iter().filter(|s| s.tx.header.cwr).count(), cuts.len());
+    assert_eq!(w.tx.stats().retransmits, 0);
+
+    // Classic ECN repeats ECE until CWR gets through: more than the marks are counted.
+    let (classic, _) = marked_transfer(EcnMode::Classic, &marks);
+    assert!(classic.tx.cc_view().delivered_ce > marks.len() as u64);
+}
+
+#[test]
+fn retransmissions_are_ect_only_in_accurate_mode() {
+    for (ecn, expected) in [(EcnMode::Classic, Ecn::NotEct), (EcnMode::Accurate, Ecn::Ect0), (EcnMode::Off, Ecn::NotEct)] {
+        let (cc, _) = Probe::reno();
+        let mut w = Wire::new(TcpConfig { ecn, ..ack_every_segment() }, cc, Some(100 * MSS), SimDuration::from_millis(50));
+        w.drop_copy(30, 1);
+        w.run_until(ms(5000));
+        let rexmits = w.retransmissions();
+        assert_eq!(rexmits.len(), 1);
+        assert_eq!(rexmits[0].tx.ecn, expected, "{ecn:?}");
+        let new_data = if ecn.enabled() { Ecn::Ect0 } else { Ecn::NotEct };
+        assert!(w.sent.iter().filter(|s| !s.tx.is_retransmit).all(|s| s.tx.ecn == new_data));
+    }
 }
 
 #[test]

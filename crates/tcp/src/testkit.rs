@@ -161,7 +161,7 @@ impl Wire {
             if ev == Some(t) {
                 match self.events.pop_until(t).map(|(_, e)| e) {
                     Some(Ev::Data(hdr, ecn)) => {
-                        if let Some(ack) = self.rx.on_data(t, &hdr, ecn) {
+                        for ack in self.rx.on_data(t, &hdr, ecn) {
                             self.events.schedule(t + self.delay, Ev::Ack(ack));
                         }
                     }
