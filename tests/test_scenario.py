@@ -387,6 +387,13 @@ MALFORMED = [
     ("link from a node to itself", explicit(topology__links__1__b="r1"), "topology.links.1", ""),
     ("explicit link without an end", explicit(topology__links__0={"a": "h1", "rate": "1Mbps", "delay": "1ms"}), "topology.links.0.b", ""),
     ("explicit topology without links", explicit(topology__links=[]), "topology.links", ""),
+    ("SIAD Num_RTT below 2", dumbbell(flows__0__cc={"kind": "siad", "num_rtt": 1}), "flows.0.cc", "num_rtt = 1 is out of range; allowed: num_rtt ≥ 2"),
+    ("Vegas alpha above beta", dumbbell(flows__0__cc={"kind": "vegas", "alpha": 5, "beta": 4}), "flows.0.cc", "alpha = 5 is out of range"),
+    ("negative BBR gain", dumbbell(flows__0__cc={"kind": "bbr", "cwnd_gain": -2}), "flows.0.cc", "cwnd_gain = -2 is out of range"),
+    ("BBRv3 profile unknown", dumbbell(flows__0__cc={"kind": "bbr3", "profile": "v4"}), "flows.0.cc", "v4"),
+    ("CUBIC beta of 1", dumbbell(flows__0__cc={"kind": "cubic", "beta": 1.0}), "flows.0.cc", "0 < beta < 1"),
+    ("DCTCP shift_g too large", dumbbell(flows__0__cc={"kind": "dctcp", "shift_g": 11}), "flows.0.cc", "shift_g = 11 is out of range; allowed: 0 ≤ shift_g ≤ 10"),
+    ("ECN threshold unit", dumbbell(topology__bottleneck__ecn_threshold="20 packets"), "topology.bottleneck.ecn_threshold", ""),
 ]
 
 # Reachability needs the routing table, so it is checked when the world is built (at run time).
