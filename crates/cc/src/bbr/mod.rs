@@ -3,7 +3,9 @@
 //! windowed-min RTT over 10 s — sets the pacing rate and cwnd through the STARTUP → DRAIN →
 //! PROBE_BW ⇄ PROBE_RTT state machine, with Linux's long-term (policer) bandwidth estimate
 //! (`lt_bw.rs`) and ACK-aggregation allowance. This file holds the parameters, the hooks
-//! and the control outputs; `model.rs` the per-ACK model update.
+//! and the control outputs; `model.rs` the per-ACK model update; `common.rs` the pieces
+//! BBRv3 (`crate::bbr3`) computes alike (pacing rate, BDP, quantisation budget, in-flight at
+//! EDT, saved cwnd, the ACK-aggregation model), called here with v1's parameters.
 //!
 //! Linux units and integer arithmetic: bandwidth in packets/µs << 24, gains in 1/256,
 //! timestamps in jiffies (HZ = 1000) or µs as Linux keeps them. TSO-less (§1.1): the send
@@ -14,14 +16,18 @@
 //! ns-3 TcpBbr (§4.6) follows the same design with float gains, byte-based cwnd, no
 //! long-term model and no earliest-departure-time term. Linux is followed.
 
+pub(crate) mod common;
 mod lt_bw;
 mod minmax;
 mod model;
+#[cfg(test)]
+pub(crate) mod test_helpers;
 #[cfg(test)]
 mod tests;
 
 use crate::config::{check_range, AlgorithmConfig, ParamDoc};
 use crate::{CaState, CcCx, CongestionControl, CwndEvent, RateSample, INFINITE_SSTHRESH};
+use common::{AckAggregation, Budget};
 use lt_bw::LtBw;
 use minmax::MaxFilter;
 use schemars::JsonSchema;
@@ -57,12 +63,6 @@ const TCP_INIT_CWND: u32 = 10;
 pub(crate) const SEND_QUANTUM: u32 = 1;
 /// Each extra_acked bucket covers this many rounds (Linux `bbr_extra_acked_win_rtts`).
 pub(crate) const EXTRA_ACKED_WIN_RTTS: u32 = 5;
-/// Restart the aggregation epoch once this many packets were acked in it (Linux
-/// `bbr_ack_epoch_acked_reset_thresh`; the counter is a 20-bit field).
-pub(crate) const ACK_EPOCH_ACKED_RESET_THRESH: u32 = 1 << 20;
-/// The aggregation allowance is at most this much time at the estimated bw, µs (Linux
-/// `bbr_extra_acked_max_us`).
-pub(crate) const EXTRA_ACKED_MAX_US: u64 = 100_000;
 
 /// Parameters of BBR v1 (Linux tcp_bbr.c constants, algorithms.md §4.1).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -209,15 +209,8 @@ pub struct Bbr {
     prior_cwnd: u32,
     /// Baseline bw for the full-pipe test.
     full_bw: u64,
-    /// Start of the ACK-aggregation epoch, µs.
-    ack_epoch_mstamp: u64,
-    /// Most packets acked beyond the expected, per bucket of EXTRA_ACKED_WIN_RTTS rounds.
-    extra_acked: [u32; 2],
-    /// Packets acked in the aggregation epoch.
-    ack_epoch_acked: u32,
-    /// Rounds in the current extra_acked bucket.
-    extra_acked_win_rtts: u32,
-    extra_acked_win_idx: usize,
+    /// ACK-aggregation model, buckets of EXTRA_ACKED_WIN_RTTS rounds.
+    ack_aggr: AckAggregation,
 }
 
 /// Linux `bbr_rate_bytes_per_sec`: `rate` (packets/µs << 24) times `gain` (1/256) in
@@ -270,11 +263,7 @@ impl Bbr {
             has_seen_rtt: false,
             prior_cwnd: 0,
             full_bw: 0,
-            ack_epoch_mstamp: 0,
-            extra_acked: [0; 2],
-            ack_epoch_acked: 0,
-            extra_acked_win_rtts: 0,
-            extra_acked_win_idx: 0,
+            ack_aggr: AckAggregation::default(),
         }
     }
 
@@ -292,53 +281,26 @@ impl Bbr {
         }
     }
 
-    /// Most packets acked beyond the expected in the last 5–10 rounds.
-    fn extra_acked(&self) -> u32 {
-        self.extra_acked[0].max(self.extra_acked[1])
-    }
-
     /// Linux `bbr_init_pacing_rate_from_rtt`: high_gain · cwnd / SRTT (1 ms before any RTT).
     fn init_pacing_rate_from_rtt(&mut self, cx: &mut CcCx) {
-        let rtt_us = if cx.srtt_us > 0 {
-            self.has_seen_rtt = true;
-            cx.srtt_us
-        } else {
-            1_000
-        };
-        let bw = u64::from(cx.cwnd) * BW_UNIT / rtt_us;
-        cx.pacing_rate = rate_bytes_per_sec(cx.mss, bw, self.p.high_gain);
+        common::init_pacing_rate_from_rtt(cx, &mut self.has_seen_rtt, self.p.high_gain, rate_bytes_per_sec);
     }
 
     /// Linux `bbr_set_pacing_rate`: never slows down before the pipe is full.
     fn set_pacing_rate(&mut self, cx: &mut CcCx, bw: u64, gain: u32) {
-        let rate = rate_bytes_per_sec(cx.mss, bw, gain);
-        if !self.has_seen_rtt && cx.srtt_us != 0 {
-            self.init_pacing_rate_from_rtt(cx);
-        }
-        if self.full_bw_reached || rate > cx.pacing_rate {
-            cx.pacing_rate = rate;
-        }
+        let (full, high_gain) = (self.full_bw_reached, self.p.high_gain);
+        common::set_pacing_rate(cx, &mut self.has_seen_rtt, full, high_gain, rate_bytes_per_sec, bw, gain);
     }
 
     /// Linux `bbr_bdp`: ⌈bw · min_rtt · gain⌉ packets (TCP_INIT_CWND before any RTT).
     fn bdp(&self, bw: u64, gain: u32) -> u32 {
-        if self.min_rtt_us == u32::MAX {
-            return TCP_INIT_CWND;
-        }
-        let w = u128::from(bw) * u128::from(self.min_rtt_us);
-        let bdp = ((w * u128::from(gain)) >> BBR_SCALE).div_ceil(u128::from(BW_UNIT));
-        bdp.min(u128::from(u32::MAX)) as u32
+        common::bdp(bw, self.min_rtt_us, gain, TCP_INIT_CWND)
     }
 
     /// Linux `bbr_quantization_budget`: room for 3 send quanta, rounded up to even, and 2
-    /// more in the probing phase so that it raises in-flight even for tiny BDPs.
+    /// more in the probing (5/4) phase.
     fn quantization_budget(&self, cwnd: u32) -> u32 {
-        let cwnd = cwnd.saturating_add(3 * SEND_QUANTUM).saturating_add(1) & !1;
-        if self.mode == Mode::ProbeBw && self.cycle_idx == 0 {
-            cwnd.saturating_add(2)
-        } else {
-            cwnd
-        }
+        common::quantization_budget(Budget::V1, cwnd, self.mode == Mode::ProbeBw && self.cycle_idx == 0)
     }
 
     /// Linux `bbr_inflight`: the in-flight target for `bw` and `gain`.
@@ -346,26 +308,17 @@ impl Bbr {
         self.quantization_budget(self.bdp(bw, gain))
     }
 
-    /// Linux `bbr_packets_in_net_at_edt`: `inflight_now` minus what the path delivers until
-    /// the next departure time, plus that departure when probing.
+    /// Linux `bbr_packets_in_net_at_edt`, at the bw in use.
     fn packets_in_net_at_edt(&self, cx: &CcCx, inflight_now: u32) -> u64 {
-        let wait_us = cx.next_send_time.saturating_since(cx.now).as_micros();
-        let delivered_meanwhile = (u128::from(self.bw()) * u128::from(wait_us)) >> BW_SCALE;
-        let mut at_edt = u64::from(inflight_now);
-        if self.pacing_gain > BBR_UNIT {
-            at_edt += u64::from(SEND_QUANTUM);
-        }
-        (u128::from(at_edt).saturating_sub(delivered_meanwhile)) as u64
+        common::packets_in_net_at_edt(cx, self.bw(), self.pacing_gain, inflight_now)
     }
 
     /// Linux `bbr_ack_aggregation_cwnd`: extra cwnd for ACK aggregation, once the pipe is full.
     fn ack_aggregation_cwnd(&self) -> u32 {
-        if self.p.extra_acked_gain == 0 || !self.full_bw_reached {
+        if !self.full_bw_reached {
             return 0;
         }
-        let max_aggr_cwnd = u128::from(self.bw()) * u128::from(EXTRA_ACKED_MAX_US) / u128::from(BW_UNIT);
-        let aggr_cwnd = (u64::from(self.p.extra_acked_gain) * u64::from(self.extra_acked())) >> BBR_SCALE;
-        u128::from(aggr_cwnd).min(max_aggr_cwnd) as u32
+        self.ack_aggr.cwnd(self.p.extra_acked_gain, self.bw())
     }
 
     /// The cwnd BBR steers to: bdp(bw, cwnd_gain) + aggregation allowance + budget.
@@ -375,11 +328,7 @@ impl Bbr {
 
     /// Linux `bbr_save_cwnd`: the last good cwnd, to restore after recovery or PROBE_RTT.
     fn save_cwnd(&mut self, cx: &CcCx) {
-        self.prior_cwnd = if self.prev_ca_state < CaState::Recovery && self.mode != Mode::ProbeRtt {
-            cx.cwnd
-        } else {
-            self.prior_cwnd.max(cx.cwnd)
-        };
+        self.prior_cwnd = common::saved_cwnd(self.prior_cwnd, cx, self.prev_ca_state, self.mode == Mode::ProbeRtt);
     }
 
     /// Linux `bbr_set_cwnd_to_recover_or_restore`: deduct losses, conserve packets in the
@@ -445,7 +394,7 @@ impl CongestionControl for Bbr {
         self.min_rtt_stamp = cx.now.as_jiffies();
         self.init_pacing_rate_from_rtt(cx);
         self.reset_lt_bw_sampling(cx);
-        self.ack_epoch_mstamp = cx.now.as_micros();
+        self.ack_aggr.restart_epoch(cx.now.as_micros());
     }
 
     fn ssthresh(&mut self, cx: &mut CcCx) -> u32 {
@@ -488,8 +437,7 @@ impl CongestionControl for Bbr {
     fn cwnd_event(&mut self, cx: &mut CcCx, ev: CwndEvent) {
         if ev == CwndEvent::TxStart && cx.app_limited != 0 {
             self.idle_restart = true;
-            self.ack_epoch_mstamp = cx.now.as_micros();
-            self.ack_epoch_acked = 0;
+            self.ack_aggr.restart_epoch(cx.now.as_micros());
             // Restarting from idle and app-limited: pace at bw, no need for more.
             if self.mode == Mode::ProbeBw {
                 self.set_pacing_rate(cx, self.bw(), BBR_UNIT);

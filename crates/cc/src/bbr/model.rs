@@ -4,9 +4,10 @@
 //! ns-3 TcpBbr, which lacks the EDT term and the long-term model (§4.6).
 
 use super::{
-    Bbr, Mode, ACK_EPOCH_ACKED_RESET_THRESH, BBR_SCALE, BBR_UNIT, BW_UNIT, CWND_MIN_TARGET, CYCLE_LEN, CYCLE_RAND,
-    EXTRA_ACKED_WIN_RTTS, FULL_BW_CNT, FULL_BW_THRESH, PACING_GAIN,
+    Bbr, Mode, BBR_SCALE, BBR_UNIT, BW_UNIT, CWND_MIN_TARGET, CYCLE_LEN, CYCLE_RAND, EXTRA_ACKED_WIN_RTTS, FULL_BW_CNT,
+    FULL_BW_THRESH, PACING_GAIN,
 };
+use super::common;
 use crate::{CcCx, RateSample};
 
 impl Bbr {
@@ -48,31 +49,8 @@ impl Bbr {
     /// Step 2 (Linux `bbr_update_ack_aggregation`): the most packets acked beyond
     /// bw × epoch length, kept in two buckets of 5 rounds.
     fn update_ack_aggregation(&mut self, cx: &CcCx, rs: &RateSample) {
-        if self.p.extra_acked_gain == 0 || rs.acked_sacked == 0 || rs.delivered < 0 || rs.interval_us <= 0 {
-            return;
-        }
-        if self.round_start {
-            self.extra_acked_win_rtts = (self.extra_acked_win_rtts + 1).min(0x1f);
-            if self.extra_acked_win_rtts >= EXTRA_ACKED_WIN_RTTS {
-                self.extra_acked_win_rtts = 0;
-                self.extra_acked_win_idx ^= 1;
-                self.extra_acked[self.extra_acked_win_idx] = 0;
-            }
-        }
-        let delivered_us = cx.delivered_time.as_micros();
-        let epoch_us = delivered_us.saturating_sub(self.ack_epoch_mstamp);
-        let expected = u128::from(self.bw()) * u128::from(epoch_us) / u128::from(BW_UNIT);
-        let mut expected = expected.min(u128::from(u32::MAX)) as u32;
-        // Restart the epoch when ACKs fall behind the rate, or after very many of them.
-        if self.ack_epoch_acked <= expected || self.ack_epoch_acked + rs.acked_sacked >= ACK_EPOCH_ACKED_RESET_THRESH {
-            self.ack_epoch_acked = 0;
-            self.ack_epoch_mstamp = delivered_us;
-            expected = 0;
-        }
-        self.ack_epoch_acked = (self.ack_epoch_acked + rs.acked_sacked).min(ACK_EPOCH_ACKED_RESET_THRESH - 1);
-        let extra = (self.ack_epoch_acked - expected).min(cx.cwnd);
-        let bucket = &mut self.extra_acked[self.extra_acked_win_idx];
-        *bucket = (*bucket).max(extra);
+        let bw = self.bw();
+        self.ack_aggr.update(cx, rs, self.p.extra_acked_gain, self.round_start, EXTRA_ACKED_WIN_RTTS, bw);
     }
 
     /// Step 3 (Linux `bbr_update_cycle_phase`): advance the PROBE_BW gain cycle.
@@ -175,26 +153,19 @@ impl Bbr {
             self.save_cwnd(cx);
             self.probe_rtt_done_stamp = None;
         }
-        if self.mode == Mode::ProbeRtt {
-            // Samples taken at PROBE_RTT's low rate must not lower the bw estimate.
-            cx.app_limited = (cx.delivered + u64::from(cx.in_flight)).max(1);
-            // Hold in-flight at the minimum for max(probe_rtt_ms, one round).
-            match self.probe_rtt_done_stamp {
-                None if cx.in_flight <= CWND_MIN_TARGET => {
-                    self.probe_rtt_done_stamp = Some(now + self.p.probe_rtt_ms);
-                    self.probe_rtt_round_done = false;
-                    self.next_rtt_delivered = cx.delivered;
-                }
-                None => {}
-                Some(_) => {
-                    if self.round_start {
-                        self.probe_rtt_round_done = true;
-                    }
-                    if self.probe_rtt_round_done {
-                        self.check_probe_rtt_done(cx);
-                    }
-                }
-            }
+        // In PROBE_RTT, hold in-flight at the minimum for max(probe_rtt_ms, one round).
+        if self.mode == Mode::ProbeRtt
+            && common::hold_probe_rtt(
+                cx,
+                &mut self.probe_rtt_done_stamp,
+                &mut self.probe_rtt_round_done,
+                &mut self.next_rtt_delivered,
+                self.round_start,
+                CWND_MIN_TARGET,
+                self.p.probe_rtt_ms,
+            )
+        {
+            self.check_probe_rtt_done(cx);
         }
         // An idle restart ends with the first ACK that delivers data.
         if rs.delivered > 0 {

@@ -2,14 +2,16 @@
 //! §4, driving the hooks directly or through the testkit's fixed-rate path. The expected
 //! numbers are Linux's integer ones; ns-3's float gains would shift them by a packet or so.
 
+use super::test_helpers::{at_ms, step_into_probe_rtt, step_until, MS};
 use super::*;
 use crate::testkit::Path;
-use tcplab_core::{SimDuration, SimTime};
+use tcplab_core::SimDuration;
 
-const MS: SimDuration = SimDuration::from_millis(1);
-
-fn at_ms(ms: u64) -> SimTime {
-    SimTime::ZERO + SimDuration::from_millis(ms)
+impl Bbr {
+    /// Most packets acked beyond the expected in the last 5–10 rounds.
+    fn extra_acked(&self) -> u32 {
+        self.ack_aggr.extra_acked()
+    }
 }
 
 fn bbr(seed: u64) -> Bbr {
@@ -20,14 +22,6 @@ fn bbr(seed: u64) -> Bbr {
 /// 41 ms, bw = ⌊2²⁴/1000⌋ = 16777 in Linux units, BDP ⌈16777·41000/2²⁴⌉ = ⌈40.9995⌉ = 41.
 fn path(seed: u64) -> Path<Bbr> {
     Path::new(Box::new(bbr(seed)), MS, SimDuration::from_millis(40), None)
-}
-
-/// Steps `p` until `done` holds, at most until `limit`.
-fn step_until(p: &mut Path<Bbr>, limit: SimTime, mut done: impl FnMut(&Path<Bbr>) -> bool) {
-    while !done(p) {
-        assert!(p.now() < limit, "not reached by {limit:?}");
-        p.step();
-    }
 }
 
 // algorithms.md §18 BBR v1 1
@@ -164,13 +158,7 @@ fn probe_rtt_after_10_s_without_a_lower_rtt_holds_cwnd_4_then_restores_it() {
     p.run_until(at_ms(1_200));
     let stamp = p.sender.cc.min_rtt_stamp;
     assert_eq!(p.sender.cc.min_rtt_us, 41_000);
-    let mut cwnd_before = 0;
-    step_until(&mut p, at_ms(12_000), |p| {
-        if p.sender.cc.mode != Mode::ProbeRtt {
-            cwnd_before = p.sender.cx.cwnd;
-        }
-        p.sender.cc.mode == Mode::ProbeRtt
-    });
+    let cwnd_before = step_into_probe_rtt(&mut p, at_ms(12_000));
     // Entered on the first ACK after min_rtt_stamp + 10 s (ACKs are 1 ms apart).
     let entered = p.now();
     let jiffies = entered.as_jiffies();

@@ -8,9 +8,11 @@
 //! `model.rs` the per-ACK model update.
 //!
 //! Linux units and integer arithmetic as in BBR v1 (`crate::bbr`, whose scale constants,
-//! gain conversion and pacing-rate helper are reused): bw in packets/µs << 24, gains in
-//! 1/256, PROBE_RTT and min-RTT stamps in jiffies, phase clocks in µs. TSO-less (§1.1): the
-//! send quantum is 1 packet, so the quantisation budget is max(x, 3, 4) (+2 in PROBE_UP).
+//! gain conversion and pacing-rate helper are reused, as are the pieces both versions compute
+//! alike in `crate::bbr::common`: pacing rate, BDP, quantisation budget, in-flight at EDT,
+//! saved cwnd, the ACK-aggregation model): bw in packets/µs << 24, gains in 1/256, PROBE_RTT
+//! and min-RTT stamps in jiffies, phase clocks in µs. TSO-less (§1.1): the send quantum is
+//! 1 packet, so the quantisation budget is max(x, 3, 4) (+2 in PROBE_UP).
 //!
 //! Deviations from the Linux code, all forced by the simulator's interface:
 //! * There is no `skb_marked_lost` hook: `cong_control` runs its work once per ACK with
@@ -38,10 +40,8 @@ mod probe_bw;
 #[cfg(test)]
 mod tests;
 
-use crate::bbr::{
-    check_gain, gain, rate_bytes_per_sec, BBR_SCALE, BBR_UNIT, BW_SCALE, BW_UNIT, CWND_MIN_TARGET, EXTRA_ACKED_MAX_US,
-    EXTRA_ACKED_WIN_RTTS, HZ, SEND_QUANTUM,
-};
+use crate::bbr::common::{self, AckAggregation, Budget};
+use crate::bbr::{check_gain, gain, rate_bytes_per_sec, BBR_SCALE, BBR_UNIT, CWND_MIN_TARGET, EXTRA_ACKED_WIN_RTTS, HZ};
 use crate::config::{check_range, AlgorithmConfig, ParamDoc};
 use crate::{CaState, CcCx, CongestionControl, CwndEvent, RateSample, INFINITE_SSTHRESH};
 use schemars::JsonSchema;
@@ -365,13 +365,9 @@ pub struct Bbr3 {
     prior_cwnd: u32,
     /// Delivery-rate sample of this ACK, packets/µs << 24 (Linux `bbr_context.sample_bw`).
     sample_bw: u64,
-    /// Start of the ACK-aggregation epoch, µs.
-    ack_epoch_mstamp: u64,
-    /// Most packets acked beyond the expected, per bucket of rounds.
-    extra_acked: [u32; 2],
-    ack_epoch_acked: u32,
-    extra_acked_win_rtts: u32,
-    extra_acked_win_idx: usize,
+    /// ACK-aggregation model, buckets of `p.extra_acked_win_rtts` rounds (1 before the pipe
+    /// is full).
+    ack_aggr: AckAggregation,
     /// `delivered` at which the current loss round ends.
     loss_round_delivered: u64,
     loss_round_start: bool,
@@ -485,11 +481,7 @@ impl Bbr3 {
             has_seen_rtt: false,
             prior_cwnd: 0,
             sample_bw: 0,
-            ack_epoch_mstamp: 0,
-            extra_acked: [0; 2],
-            ack_epoch_acked: 0,
-            extra_acked_win_rtts: 0,
-            extra_acked_win_idx: 0,
+            ack_aggr: AckAggregation::default(),
             loss_round_delivered: 0,
             loss_round_start: false,
             loss_in_round: false,
@@ -533,11 +525,6 @@ impl Bbr3 {
         self.max_bw().min(self.bw_lo)
     }
 
-    /// Most packets acked beyond the expected in the last one or two buckets.
-    fn extra_acked(&self) -> u32 {
-        self.extra_acked[0].max(self.extra_acked[1])
-    }
-
     /// Linux `bbr_is_probing_bandwidth`: STARTUP, REFILL and UP push in-flight up, so the
     /// lower bounds are not used.
     fn is_probing_bandwidth(&self) -> bool {
@@ -546,46 +533,24 @@ impl Bbr3 {
 
     /// Linux `bbr_init_pacing_rate_from_rtt`: startup gain · cwnd / SRTT (1 ms before any RTT).
     fn init_pacing_rate_from_rtt(&mut self, cx: &mut CcCx) {
-        let rtt_us = if cx.srtt_us > 0 {
-            self.has_seen_rtt = true;
-            cx.srtt_us
-        } else {
-            1_000
-        };
-        let bw = u64::from(cx.cwnd) * BW_UNIT / rtt_us;
-        cx.pacing_rate = pacing_rate(cx.mss, bw, self.p.startup_pacing_gain);
+        common::init_pacing_rate_from_rtt(cx, &mut self.has_seen_rtt, self.p.startup_pacing_gain, pacing_rate);
     }
 
     /// Linux `bbr_set_pacing_rate`: never slows down before the pipe is full.
     fn set_pacing_rate(&mut self, cx: &mut CcCx, bw: u64, gain: u32) {
-        let rate = pacing_rate(cx.mss, bw, gain);
-        if !self.has_seen_rtt && cx.srtt_us != 0 {
-            self.init_pacing_rate_from_rtt(cx);
-        }
-        if self.full_bw_reached || rate > cx.pacing_rate {
-            cx.pacing_rate = rate;
-        }
+        let (full, startup_gain) = (self.full_bw_reached, self.p.startup_pacing_gain);
+        common::set_pacing_rate(cx, &mut self.has_seen_rtt, full, startup_gain, pacing_rate, bw, gain);
     }
 
     /// Linux `bbr_bdp`: ⌈bw · min_rtt · gain⌉ packets (init_cwnd before any RTT).
     fn bdp(&self, bw: u64, gain: u32) -> u32 {
-        if self.min_rtt_us == u32::MAX {
-            return self.init_cwnd;
-        }
-        let w = u128::from(bw) * u128::from(self.min_rtt_us);
-        let bdp = ((w * u128::from(gain)) >> BBR_SCALE).div_ceil(u128::from(BW_UNIT));
-        bdp.min(u128::from(u32::MAX)) as u32
+        common::bdp(bw, self.min_rtt_us, gain, self.init_cwnd)
     }
 
     /// Linux `bbr_quantization_budget` (v3): room for 3 send quanta and at least 4 packets,
-    /// plus 2 in PROBE_UP so that probing raises in-flight even for tiny BDPs.
+    /// plus 2 in PROBE_UP.
     fn quantization_budget(&self, cwnd: u32) -> u32 {
-        let cwnd = cwnd.max(3 * SEND_QUANTUM).max(CWND_MIN_TARGET);
-        if self.mode == Mode::ProbeBw(Phase::Up) {
-            cwnd.saturating_add(2)
-        } else {
-            cwnd
-        }
+        common::quantization_budget(Budget::V3, cwnd, self.mode == Mode::ProbeBw(Phase::Up))
     }
 
     /// Linux `bbr_inflight`: the in-flight target for `bw` and `gain`.
@@ -607,26 +572,14 @@ impl Bbr3 {
         self.inflight_hi.saturating_sub(headroom).max(CWND_MIN_TARGET)
     }
 
-    /// Linux `bbr_packets_in_net_at_edt`: `inflight_now` minus what the path delivers until
-    /// the next departure time, plus that departure when probing.
+    /// Linux `bbr_packets_in_net_at_edt`, at the bw in use.
     fn packets_in_net_at_edt(&self, cx: &CcCx, inflight_now: u32) -> u64 {
-        let wait_us = cx.next_send_time.saturating_since(cx.now).as_micros();
-        let delivered_meanwhile = (u128::from(self.bw()) * u128::from(wait_us)) >> BW_SCALE;
-        let mut at_edt = u64::from(inflight_now);
-        if self.pacing_gain > BBR_UNIT {
-            at_edt += u64::from(SEND_QUANTUM);
-        }
-        (u128::from(at_edt).saturating_sub(delivered_meanwhile)) as u64
+        common::packets_in_net_at_edt(cx, self.bw(), self.pacing_gain, inflight_now)
     }
 
     /// Linux `bbr_ack_aggregation_cwnd` (v3: also before the pipe is full).
     fn ack_aggregation_cwnd(&self) -> u32 {
-        if self.p.extra_acked_gain == 0 {
-            return 0;
-        }
-        let max_aggr_cwnd = u128::from(self.bw()) * u128::from(EXTRA_ACKED_MAX_US) / u128::from(BW_UNIT);
-        let aggr_cwnd = (u64::from(self.p.extra_acked_gain) * u64::from(self.extra_acked())) >> BBR_SCALE;
-        u128::from(aggr_cwnd).min(max_aggr_cwnd) as u32
+        self.ack_aggr.cwnd(self.p.extra_acked_gain, self.bw())
     }
 
     /// Linux `bbr_probe_rtt_cwnd`: half the BDP, at least 4 packets.
@@ -636,11 +589,7 @@ impl Bbr3 {
 
     /// Linux `bbr_save_cwnd`: the last good cwnd, to restore after recovery or PROBE_RTT.
     fn save_cwnd(&mut self, cx: &CcCx) {
-        self.prior_cwnd = if self.prev_ca_state < CaState::Recovery && self.mode != Mode::ProbeRtt {
-            cx.cwnd
-        } else {
-            self.prior_cwnd.max(cx.cwnd)
-        };
+        self.prior_cwnd = common::saved_cwnd(self.prior_cwnd, cx, self.prev_ca_state, self.mode == Mode::ProbeRtt);
     }
 
     /// Linux `bbr_set_cwnd` (v3): slow-start toward the target, or snap down to it once the
@@ -727,7 +676,7 @@ impl CongestionControl for Bbr3 {
         self.probe_rtt_min_us = self.min_rtt_us;
         (self.min_rtt_stamp, self.probe_rtt_min_stamp) = (now, now);
         self.init_pacing_rate_from_rtt(cx);
-        self.ack_epoch_mstamp = cx.now.as_micros();
+        self.ack_aggr.restart_epoch(cx.now.as_micros());
         // The first loss round ends with the first full flight ACKed.
         self.loss_round_delivered = cx.delivered + 1;
     }
@@ -808,8 +757,7 @@ impl CongestionControl for Bbr3 {
     fn cwnd_event(&mut self, cx: &mut CcCx, ev: CwndEvent) {
         if ev == CwndEvent::TxStart && cx.app_limited != 0 {
             self.idle_restart = true;
-            self.ack_epoch_mstamp = cx.now.as_micros();
-            self.ack_epoch_acked = 0;
+            self.ack_aggr.restart_epoch(cx.now.as_micros());
             // Restarting from idle and app-limited: pace at bw, no need for more.
             match self.mode {
                 Mode::ProbeBw(_) => self.set_pacing_rate(cx, self.bw(), BBR_UNIT),

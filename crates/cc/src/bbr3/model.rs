@@ -8,7 +8,8 @@ use super::{
     AckPhase, Bbr3, Mode, Phase, BW_INF, BW_PROBE_CWND_GAIN, DRAFT_DRAIN_MAX_ROUNDS, ECN_ALPHA_GAIN, ECN_FACTOR,
     ECN_MAX_RTT_US, ECN_THRESH, FULL_ECN_CNT, INF, LOSS_EVENTS_MAX,
 };
-use crate::bbr::{ACK_EPOCH_ACKED_RESET_THRESH, BBR_SCALE, BBR_UNIT, BW_UNIT, FULL_BW_CNT, FULL_BW_THRESH};
+use crate::bbr::common;
+use crate::bbr::{BBR_SCALE, BBR_UNIT, BW_UNIT, FULL_BW_CNT, FULL_BW_THRESH};
 use crate::{CaState, CcCx, RateSample};
 
 impl Bbr3 {
@@ -167,32 +168,9 @@ impl Bbr3 {
     /// Step 5b (Linux `bbr_update_ack_aggregation`): the most packets acked beyond bw × epoch
     /// length, kept in two buckets of 5 rounds (10 for the draft; 1 before the pipe is full).
     fn update_ack_aggregation(&mut self, cx: &CcCx, rs: &RateSample) {
-        if self.p.extra_acked_gain == 0 || rs.acked_sacked == 0 || rs.delivered < 0 || rs.interval_us <= 0 {
-            return;
-        }
-        if self.round_start {
-            self.extra_acked_win_rtts = (self.extra_acked_win_rtts + 1).min(0x1f);
-            let win = if self.full_bw_reached { self.p.extra_acked_win_rtts } else { 1 };
-            if self.extra_acked_win_rtts >= win {
-                self.extra_acked_win_rtts = 0;
-                self.extra_acked_win_idx ^= 1;
-                self.extra_acked[self.extra_acked_win_idx] = 0;
-            }
-        }
-        let delivered_us = cx.delivered_time.as_micros();
-        let epoch_us = delivered_us.saturating_sub(self.ack_epoch_mstamp);
-        let expected = u128::from(self.bw()) * u128::from(epoch_us) / u128::from(BW_UNIT);
-        let mut expected = expected.min(u128::from(u32::MAX)) as u32;
-        // Restart the epoch when ACKs fall behind the rate, or after very many of them.
-        if self.ack_epoch_acked <= expected || self.ack_epoch_acked + rs.acked_sacked >= ACK_EPOCH_ACKED_RESET_THRESH {
-            self.ack_epoch_acked = 0;
-            self.ack_epoch_mstamp = delivered_us;
-            expected = 0;
-        }
-        self.ack_epoch_acked = (self.ack_epoch_acked + rs.acked_sacked).min(ACK_EPOCH_ACKED_RESET_THRESH - 1);
-        let extra = (self.ack_epoch_acked - expected).min(cx.cwnd);
-        let bucket = &mut self.extra_acked[self.extra_acked_win_idx];
-        *bucket = (*bucket).max(extra);
+        let win = if self.full_bw_reached { self.p.extra_acked_win_rtts } else { 1 };
+        let bw = self.bw();
+        self.ack_aggr.update(cx, rs, self.p.extra_acked_gain, self.round_start, win, bw);
     }
 
     /// Step 5c (Linux `bbr_check_loss_too_high_in_startup`): at the end of a Recovery round
@@ -315,25 +293,20 @@ impl Bbr3 {
             self.ack_phase = AckPhase::ProbeStopping;
             self.next_rtt_delivered = cx.delivered;
         }
+        // In PROBE_RTT, hold in-flight at PROBE_RTT's cwnd for max(probe_rtt_ms, one round).
         if self.mode == Mode::ProbeRtt {
-            // Samples taken at PROBE_RTT's low rate must not lower the bw estimate.
-            cx.app_limited = (cx.delivered + u64::from(cx.in_flight)).max(1);
-            // Hold in-flight at PROBE_RTT's cwnd for max(probe_rtt_ms, one round).
-            match self.probe_rtt_done_stamp {
-                None if cx.in_flight <= self.probe_rtt_cwnd() => {
-                    self.probe_rtt_done_stamp = Some(now + self.p.probe_rtt_ms);
-                    self.probe_rtt_round_done = false;
-                    self.next_rtt_delivered = cx.delivered;
-                }
-                None => {}
-                Some(_) => {
-                    if self.round_start {
-                        self.probe_rtt_round_done = true;
-                    }
-                    if self.probe_rtt_round_done {
-                        self.check_probe_rtt_done(cx);
-                    }
-                }
+            let cap = self.probe_rtt_cwnd();
+            let done = common::hold_probe_rtt(
+                cx,
+                &mut self.probe_rtt_done_stamp,
+                &mut self.probe_rtt_round_done,
+                &mut self.next_rtt_delivered,
+                self.round_start,
+                cap,
+                self.p.probe_rtt_ms,
+            );
+            if done {
+                self.check_probe_rtt_done(cx);
             }
         }
         // An idle restart ends with the first ACK that delivers data.

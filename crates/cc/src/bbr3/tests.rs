@@ -4,14 +4,9 @@
 //! << 24, gains in 1/256).
 
 use super::*;
+use crate::bbr::test_helpers::{at_ms, step_into_probe_rtt, MS};
 use crate::testkit::Path;
-use tcplab_core::{SimDuration, SimTime};
-
-const MS: SimDuration = SimDuration::from_millis(1);
-
-fn at_ms(ms: u64) -> SimTime {
-    SimTime::ZERO + SimDuration::from_millis(ms)
-}
+use tcplab_core::SimDuration;
 
 fn bbr3(config: &Bbr3Config) -> Bbr3 {
     Bbr3::new(config, SimRng::stream(1, "bbr3"))
@@ -64,13 +59,6 @@ fn ack(b: &mut Bbr3, cx: &mut CcCx, new_round: bool, delivered: i64, interval_us
 fn path(seed: u64, buffer: Option<u32>) -> Path<Bbr3> {
     let b = Bbr3::new(&Bbr3Config::default(), SimRng::stream(seed, "bbr3"));
     Path::new(Box::new(b), MS, SimDuration::from_millis(40), buffer)
-}
-
-fn step_until(p: &mut Path<Bbr3>, limit: SimTime, mut done: impl FnMut(&Path<Bbr3>) -> bool) {
-    while !done(p) {
-        assert!(p.now() < limit, "not reached by {limit:?}");
-        p.step();
-    }
 }
 
 // algorithms.md §18 BBRv3 1 (gains)
@@ -147,13 +135,7 @@ fn probe_rtt_every_5_s_caps_cwnd_at_half_the_bdp_for_200_ms_and_a_round() {
     p.base_rtt = SimDuration::from_millis(42);
     p.run_until(at_ms(1_700));
     let stamp = p.sender.cc.probe_rtt_min_stamp;
-    let mut cwnd_before = 0;
-    step_until(&mut p, at_ms(8_000), |p| {
-        if p.sender.cc.mode != Mode::ProbeRtt {
-            cwnd_before = p.sender.cx.cwnd;
-        }
-        p.sender.cc.mode == Mode::ProbeRtt
-    });
+    let cwnd_before = step_into_probe_rtt(&mut p, at_ms(8_000));
     // Entered on the first ACK more than 5 s after the last refresh (ACKs are ≤ 1 ms apart).
     let entered = p.now();
     let jiffies = entered.as_jiffies();

@@ -1,0 +1,211 @@
+//! What BBR v1 (`crate::bbr`, Linux tcp_bbr.c) and BBRv3 (`crate::bbr3`, google/bbr v3)
+//! compute alike, in Linux units (bw in packets/µs << 24, gains in 1/256): the pacing-rate
+//! setters, the BDP, the quantisation budget, packets in the network at the next departure,
+//! the saved cwnd and the ACK-aggregation (extra_acked) model. Where the two versions differ,
+//! the difference is a parameter the caller passes: the rate conversion (v3 floors it at
+//! 1 B/s), the BDP before any RTT (v1 `TCP_INIT_CWND`, v3 `init_cwnd`), the budget rule
+//! ([`Budget`]), the extra_acked window and when the allowance applies.
+
+use super::{BBR_SCALE, BBR_UNIT, BW_SCALE, BW_UNIT, CWND_MIN_TARGET, SEND_QUANTUM};
+use crate::{CaState, CcCx, RateSample};
+
+/// Restart the aggregation epoch once this many packets were acked in it (Linux
+/// `bbr_ack_epoch_acked_reset_thresh`; the counter is a 20-bit field).
+pub(crate) const ACK_EPOCH_ACKED_RESET_THRESH: u32 = 1 << 20;
+/// The aggregation allowance is at most this much time at the estimated bw, µs (Linux
+/// `bbr_extra_acked_max_us`).
+pub(crate) const EXTRA_ACKED_MAX_US: u64 = 100_000;
+
+/// Turns a bw (packets/µs << 24) and a gain (1/256) into a pacing rate for an MSS, bytes/s:
+/// v1 `rate_bytes_per_sec`, v3 its `bbr_bw_to_pacing_rate` (at least 1 B/s).
+pub(crate) type RateFn = fn(mss: u32, bw: u64, gain: u32) -> u64;
+
+/// Linux `bbr_init_pacing_rate_from_rtt`: `startup_gain` · cwnd / SRTT (1 ms before any
+/// RTT); notes in `has_seen_rtt` that SRTT was known.
+pub(crate) fn init_pacing_rate_from_rtt(cx: &mut CcCx, has_seen_rtt: &mut bool, startup_gain: u32, to_rate: RateFn) {
+    let rtt_us = if cx.srtt_us > 0 {
+        *has_seen_rtt = true;
+        cx.srtt_us
+    } else {
+        1_000
+    };
+    let bw = u64::from(cx.cwnd) * BW_UNIT / rtt_us;
+    cx.pacing_rate = to_rate(cx.mss, bw, startup_gain);
+}
+
+/// Linux `bbr_set_pacing_rate`: pace at `bw` · `gain`, but never slower before the pipe is
+/// full; the first ACK with an SRTT re-initialises the rate from it.
+pub(crate) fn set_pacing_rate(
+    cx: &mut CcCx,
+    has_seen_rtt: &mut bool,
+    full_bw_reached: bool,
+    startup_gain: u32,
+    to_rate: RateFn,
+    bw: u64,
+    gain: u32,
+) {
+    let rate = to_rate(cx.mss, bw, gain);
+    if !*has_seen_rtt && cx.srtt_us != 0 {
+        init_pacing_rate_from_rtt(cx, has_seen_rtt, startup_gain, to_rate);
+    }
+    if full_bw_reached || rate > cx.pacing_rate {
+        cx.pacing_rate = rate;
+    }
+}
+
+/// Linux `bbr_bdp`: ⌈bw · min_rtt · gain⌉ packets, `no_rtt` before any RTT sample
+/// (`min_rtt_us` = u32::MAX).
+pub(crate) fn bdp(bw: u64, min_rtt_us: u32, gain: u32, no_rtt: u32) -> u32 {
+    if min_rtt_us == u32::MAX {
+        return no_rtt;
+    }
+    let w = u128::from(bw) * u128::from(min_rtt_us);
+    let bdp = ((w * u128::from(gain)) >> BBR_SCALE).div_ceil(u128::from(BW_UNIT));
+    bdp.min(u128::from(u32::MAX)) as u32
+}
+
+/// How the two versions of Linux `bbr_quantization_budget` pad a cwnd.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Budget {
+    /// v1: room for 3 send quanta, rounded up to even.
+    V1,
+    /// v3: room for 3 send quanta and at least CWND_MIN_TARGET packets.
+    V3,
+}
+
+/// Linux `bbr_quantization_budget`: `budget`'s padding, and 2 more packets while `probing`
+/// (v1's 5/4 phase, v3's PROBE_UP) so that probing raises in-flight even for tiny BDPs.
+pub(crate) fn quantization_budget(budget: Budget, cwnd: u32, probing: bool) -> u32 {
+    let cwnd = match budget {
+        Budget::V1 => cwnd.saturating_add(3 * SEND_QUANTUM).saturating_add(1) & !1,
+        Budget::V3 => cwnd.max(3 * SEND_QUANTUM).max(CWND_MIN_TARGET),
+    };
+    if probing {
+        cwnd.saturating_add(2)
+    } else {
+        cwnd
+    }
+}
+
+/// Linux `bbr_packets_in_net_at_edt`: `inflight_now` minus what the path delivers at `bw`
+/// until the next departure time, plus that departure when `pacing_gain` probes (> 1).
+pub(crate) fn packets_in_net_at_edt(cx: &CcCx, bw: u64, pacing_gain: u32, inflight_now: u32) -> u64 {
+    let wait_us = cx.next_send_time.saturating_since(cx.now).as_micros();
+    let delivered_meanwhile = (u128::from(bw) * u128::from(wait_us)) >> BW_SCALE;
+    let mut at_edt = u64::from(inflight_now);
+    if pacing_gain > BBR_UNIT {
+        at_edt += u64::from(SEND_QUANTUM);
+    }
+    (u128::from(at_edt).saturating_sub(delivered_meanwhile)) as u64
+}
+
+/// Linux `bbr_save_cwnd`: the cwnd to restore after recovery or PROBE_RTT — the current one,
+/// or the larger of it and `prior_cwnd` when already in recovery or PROBE_RTT.
+pub(crate) fn saved_cwnd(prior_cwnd: u32, cx: &CcCx, prev_ca_state: CaState, in_probe_rtt: bool) -> u32 {
+    if prev_ca_state < CaState::Recovery && !in_probe_rtt {
+        cx.cwnd
+    } else {
+        prior_cwnd.max(cx.cwnd)
+    }
+}
+
+/// The ACK-aggregation model (Linux `ack_epoch_*`, `extra_acked*` of `struct bbr`): the most
+/// packets acked beyond bw × epoch length, kept in two buckets of some rounds each.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct AckAggregation {
+    /// Start of the aggregation epoch, µs.
+    epoch_mstamp: u64,
+    /// Packets acked in the epoch.
+    epoch_acked: u32,
+    /// Most packets acked beyond the expected, per bucket.
+    extra_acked: [u32; 2],
+    /// Rounds in the current bucket.
+    win_rtts: u32,
+    win_idx: usize,
+}
+
+impl AckAggregation {
+    /// Starts a new epoch at `now_us` (connection start, restart from idle).
+    pub(crate) fn restart_epoch(&mut self, now_us: u64) {
+        self.epoch_mstamp = now_us;
+        self.epoch_acked = 0;
+    }
+
+    /// Most packets acked beyond the expected in the last one or two buckets.
+    pub(crate) fn extra_acked(&self) -> u32 {
+        self.extra_acked[0].max(self.extra_acked[1])
+    }
+
+    /// Linux `bbr_update_ack_aggregation`, off when `gain` is 0: a bucket lasts `win_rtts`
+    /// rounds, and `bw` gives the expected ACK count.
+    pub(crate) fn update(&mut self, cx: &CcCx, rs: &RateSample, gain: u32, round_start: bool, win_rtts: u32, bw: u64) {
+        if gain == 0 || rs.acked_sacked == 0 || rs.delivered < 0 || rs.interval_us <= 0 {
+            return;
+        }
+        if round_start {
+            self.win_rtts = (self.win_rtts + 1).min(0x1f);
+            if self.win_rtts >= win_rtts {
+                self.win_rtts = 0;
+                self.win_idx ^= 1;
+                self.extra_acked[self.win_idx] = 0;
+            }
+        }
+        let delivered_us = cx.delivered_time.as_micros();
+        let epoch_us = delivered_us.saturating_sub(self.epoch_mstamp);
+        let expected = u128::from(bw) * u128::from(epoch_us) / u128::from(BW_UNIT);
+        let mut expected = expected.min(u128::from(u32::MAX)) as u32;
+        // Restart the epoch when ACKs fall behind the rate, or after very many of them.
+        if self.epoch_acked <= expected || self.epoch_acked + rs.acked_sacked >= ACK_EPOCH_ACKED_RESET_THRESH {
+            self.epoch_acked = 0;
+            self.epoch_mstamp = delivered_us;
+            expected = 0;
+        }
+        self.epoch_acked = (self.epoch_acked + rs.acked_sacked).min(ACK_EPOCH_ACKED_RESET_THRESH - 1);
+        let extra = (self.epoch_acked - expected).min(cx.cwnd);
+        let bucket = &mut self.extra_acked[self.win_idx];
+        *bucket = (*bucket).max(extra);
+    }
+
+    /// Linux `bbr_ack_aggregation_cwnd`: `gain` · extra_acked, at most EXTRA_ACKED_MAX_US at
+    /// `bw`; 0 when `gain` is 0.
+    pub(crate) fn cwnd(&self, gain: u32, bw: u64) -> u32 {
+        if gain == 0 {
+            return 0;
+        }
+        let max_aggr_cwnd = u128::from(bw) * u128::from(EXTRA_ACKED_MAX_US) / u128::from(BW_UNIT);
+        let aggr_cwnd = (u64::from(gain) * u64::from(self.extra_acked())) >> BBR_SCALE;
+        u128::from(aggr_cwnd).min(max_aggr_cwnd) as u32
+    }
+}
+
+/// Linux `bbr_update_min_rtt`'s work while in PROBE_RTT: marks the samples app-limited (so
+/// that PROBE_RTT's low rate does not lower the bw estimate), and holds in-flight at `cap`
+/// for max(`probe_rtt_ms`, one round): once in-flight is down to `cap` it sets `done_stamp`
+/// and starts a round. Returns true when both have passed, i.e. when the caller is to run
+/// its `bbr_check_probe_rtt_done`.
+pub(crate) fn hold_probe_rtt(
+    cx: &mut CcCx,
+    done_stamp: &mut Option<u64>,
+    round_done: &mut bool,
+    next_rtt_delivered: &mut u64,
+    round_start: bool,
+    cap: u32,
+    probe_rtt_ms: u64,
+) -> bool {
+    cx.app_limited = (cx.delivered + u64::from(cx.in_flight)).max(1);
+    match *done_stamp {
+        None if cx.in_flight <= cap => {
+            *done_stamp = Some(cx.now.as_jiffies() + probe_rtt_ms);
+            *round_done = false;
+            *next_rtt_delivered = cx.delivered;
+            false
+        }
+        None => false,
+        Some(_) => {
+            if round_start {
+                *round_done = true;
+            }
+            *round_done
+        }
+    }
+}
