@@ -3,6 +3,7 @@
 //! shortest-path routing. It moves packets; TCP endpoints live in the simulator that drives it.
 
 pub mod link;
+pub mod mmwave;
 pub mod queue;
 pub mod routing;
 
