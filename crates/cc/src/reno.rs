@@ -28,17 +28,19 @@ pub struct Reno;
 
 /// Linux `tcp_reno_cong_avoid`.
 pub fn reno_cong_avoid(cx: &mut CcCx, acked: u32) {
+    if let Some(leftover) = slow_start_then_leftover(cx, acked).filter(|&a| a > 0) {
+        cx.cong_avoid_ai(cx.cwnd, leftover);
+    }
+}
+
+/// The prologue of `tcp_reno_cong_avoid` that Reno-like algorithms share (Reno, Scalable,
+/// YeAH): None unless cwnd-limited; in slow start grow by `acked` up to ssthresh. Returns
+/// the packets left for congestion avoidance on this ACK (0 if slow start used them all).
+pub(crate) fn slow_start_then_leftover(cx: &mut CcCx, acked: u32) -> Option<u32> {
     if !cx.is_cwnd_limited() {
-        return;
+        return None;
     }
-    let mut acked = acked;
-    if cx.in_slow_start() {
-        acked = cx.slow_start(acked);
-        if acked == 0 {
-            return;
-        }
-    }
-    cx.cong_avoid_ai(cx.cwnd, acked);
+    Some(if cx.in_slow_start() { cx.slow_start(acked) } else { acked })
 }
 
 /// The prologue Linux algorithms share that, unlike Reno, drop the slow-start leftover

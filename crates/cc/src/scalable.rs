@@ -7,6 +7,7 @@
 //! `{ ai_cnt = 50, count_acks = true }`. Modern Linux is the default.
 
 use crate::config::{check_range, AlgorithmConfig, ParamDoc};
+use crate::reno::slow_start_then_leftover;
 use crate::{CcCx, CongestionControl};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -70,16 +71,9 @@ impl CongestionControl for Scalable {
     }
 
     fn cong_avoid(&mut self, cx: &mut CcCx, acked: u32) {
-        if !cx.is_cwnd_limited() {
+        let Some(acked) = slow_start_then_leftover(cx, acked).filter(|&a| a > 0) else {
             return;
-        }
-        let mut acked = acked;
-        if cx.in_slow_start() {
-            acked = cx.slow_start(acked);
-            if acked == 0 {
-                return;
-            }
-        }
+        };
         let credit = if self.config.count_acks { 1 } else { acked };
         cx.cong_avoid_ai(cx.cwnd.min(self.config.ai_cnt), credit);
     }

@@ -14,6 +14,7 @@
 //! followed.
 
 use crate::config::{AlgorithmConfig, ParamDoc};
+use crate::reno::slow_start_then_leftover;
 use crate::vegas::{RoundEnd, VegasRtt};
 use crate::{AckSample, CaState, CcCx, CongestionControl, CwndEvent};
 use schemars::JsonSchema;
@@ -131,13 +132,9 @@ impl CongestionControl for Yeah {
     }
 
     fn cong_avoid(&mut self, cx: &mut CcCx, acked: u32) {
-        if !cx.is_cwnd_limited() {
+        let Some(acked) = slow_start_then_leftover(cx, acked) else {
             return;
-        }
-        let mut acked = acked;
-        if cx.in_slow_start() {
-            acked = cx.slow_start(acked);
-        }
+        };
         if acked > 0 {
             if self.doing_reno_now == 0 {
                 cx.cong_avoid_ai(cx.cwnd.min(SCALABLE_AI_CNT), acked);
