@@ -27,8 +27,8 @@ pub struct Flow {
     pub stop: Option<SimTime>,
     pub sender: TcpSender,
     pub receiver: TcpReceiver,
-    /// Earliest pending timer event of the sender / receiver.
-    pub sender_timer: Option<SimTime>,
+    /// Pending timer event of each sender timer slot (`world::TimerSlot`) and of the receiver.
+    pub sender_timers: [Option<SimTime>; 2],
     pub receiver_timer: Option<SimTime>,
     /// When a byte-count transfer was fully acknowledged.
     pub completed_at: Option<SimTime>,
@@ -139,7 +139,7 @@ fn build_flow(b: &Builder, f: &FlowSpec, index: usize, scenario: &Scenario) -> F
         stop: f.stop.map(|s| SimTime::ZERO + s.0),
         sender: TcpSender::new(cfg, cc, f.bytes.map(|b| b.0)),
         receiver,
-        sender_timer: None,
+        sender_timers: [None; 2],
         receiver_timer: None,
         completed_at: None,
     }

@@ -15,11 +15,21 @@ use tcplab_net::link::Offer;
 enum Event {
     FlowStart(FlowId),
     FlowStop(FlowId),
-    SenderTimer(FlowId),
+    SenderTimer(FlowId, TimerSlot),
     ReceiverTimer(FlowId),
     LinkTxDone(LinkId),
     LinkArrival(LinkId),
     Sample,
+}
+
+/// The sender's two timers, each with at most one live event: the RTO deadline moves later
+/// on almost every ACK, so it is re-armed lazily when its event fires (one event per RTO
+/// instead of one per ACK), and pacing releases have their own slot so they never strand
+/// RTO events in the heap.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimerSlot {
+    Rto = 0,
+    Pacing = 1,
 }
 
 /// Counters of the whole run, for the end-of-run invariants and the summary.
@@ -148,10 +158,10 @@ impl World {
                 self.net.flows[f as usize].sender.stop_app();
                 self.pump(f, now);
             }
-            Event::SenderTimer(f) => {
+            Event::SenderTimer(f, slot) => {
                 let flow = &mut self.net.flows[f as usize];
-                if flow.sender_timer == Some(now) {
-                    flow.sender_timer = None;
+                if flow.sender_timers[slot as usize] == Some(now) {
+                    flow.sender_timers[slot as usize] = None;
                     flow.sender.on_timer(now);
                     self.pump(f, now);
                 }
@@ -258,10 +268,14 @@ impl World {
             self.send_from_host(pkt, now);
         }
         let flow = &mut self.net.flows[f as usize];
-        if let Some(at) = flow.sender.next_timer() {
-            if flow.sender_timer.is_none_or(|t| at < t) {
-                flow.sender_timer = Some(at);
-                self.sched.schedule(at, Event::SenderTimer(f));
+        let deadlines = [(TimerSlot::Rto, flow.sender.rto_deadline()), (TimerSlot::Pacing, flow.sender.pacing_release())];
+        for (slot, deadline) in deadlines {
+            let Some(at) = deadline else { continue };
+            // A pending event at or before `at` will fire and re-arm from the deadline then.
+            let pending = &mut flow.sender_timers[slot as usize];
+            if pending.is_none_or(|t| at < t) {
+                *pending = Some(at);
+                self.sched.schedule(at, Event::SenderTimer(f, slot));
             }
         }
     }

@@ -33,8 +33,9 @@ pub(crate) fn schedule_next_departure(cx: &mut CcCx, now: SimTime, payload: u32)
     if cx.pacing_rate == 0 {
         return;
     }
-    let len_ns = u128::from(payload) * 1_000_000_000 / u128::from(cx.pacing_rate);
-    cx.next_send_time = cx.next_send_time.max(now) + SimDuration::from_nanos(len_ns.min(u128::from(u64::MAX)) as u64);
+    // payload < 2^32, so payload · 10^9 < 4.3·10^18 fits u64 (a u128 division is far slower).
+    let len_ns = u64::from(payload) * 1_000_000_000 / cx.pacing_rate;
+    cx.next_send_time = cx.next_send_time.max(now) + SimDuration::from_nanos(len_ns);
 }
 
 #[cfg(test)]

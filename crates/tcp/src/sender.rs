@@ -345,14 +345,23 @@ impl TcpSender {
     /// Earliest of the RTO deadline and, when a segment is ready but pacing holds it, its
     /// release time.
     pub fn next_timer(&self) -> Option<SimTime> {
-        let held = self.cx.paced
-            && self.cx.next_send_time > self.cx.now
-            && matches!(self.sendable(), Sendable::Retransmission | Sendable::NewData { .. });
-        let pacing = held.then_some(self.cx.next_send_time);
-        match (self.rto_deadline, pacing) {
+        match (self.rto_deadline, self.pacing_release()) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
+    }
+
+    /// The retransmission timer's deadline, if armed.
+    pub fn rto_deadline(&self) -> Option<SimTime> {
+        self.rto_deadline
+    }
+
+    /// When pacing releases the segment that is ready to go, if pacing holds one.
+    pub fn pacing_release(&self) -> Option<SimTime> {
+        let held = self.cx.paced
+            && self.cx.next_send_time > self.cx.now
+            && matches!(self.sendable(), Sendable::Retransmission | Sendable::NewData { .. });
+        held.then_some(self.cx.next_send_time)
     }
 
     /// Fires the RTO if it is due; otherwise nothing happens. Call `poll_transmit` afterwards.
