@@ -543,6 +543,22 @@ mod tests {
     }
 
     /// IP bits per second delivered to `ue` with delivery instants in [from, to).
+    /// A saturated study-(a) UE run from `from` to `to` (seed `seed`), with the UE's path loss
+    /// and snapshot taken at each of the `probes` instants (subframe starts).
+    fn study_a_saturated(seed: u64, from: SimTime, to: SimTime, probes: &[SimTime]) -> (Trace, Vec<(f64, RadioSnapshot)>) {
+        let mut c = cell(vec![study_a_track()], vec![study_a_building()], 1_000_000, seed);
+        let mut seq = [0];
+        let mut seen = Vec::new();
+        let probe = |c: &MmWaveCell, t: SimTime| {
+            if probes.contains(&t) {
+                seen.push((c.snapshot(0).path_loss_db, c.snapshot(0)));
+            }
+        };
+        let trace = run(&mut c, from, to, f64::INFINITY, &mut seq, probe);
+        assert_eq!(seen.len(), probes.len(), "every probe instant is a subframe start");
+        (trace, seen)
+    }
+
     fn rate_bps(trace: &Trace, ue: UeId, from: SimTime, to: SimTime) -> f64 {
         let n = trace
             .iter()
@@ -593,20 +609,8 @@ mod tests {
         // 35.96 dB from 339 samples (39.3 ms). The NLOS effective SINR (≈ 2 dB at the mean BF
         // gain, A12; −5…+7 dB over the BF clip range) stays above the MCS-0 threshold
         // (−7.24 dB): no CQI-0 stall, DL continues at a QPSK MCS (MCS 8 at 2 dB).
-        let mut c = cell(
-            vec![study_a_track()],
-            vec![study_a_building()],
-            1_000_000,
-            3,
-        );
-        let mut seq = [0];
-        let mut pl = Vec::new();
-        let probe = |c: &MmWaveCell, t: SimTime| {
-            if [s(4.99), s(5.02), s(5.03), s(5.04), s(5.1)].contains(&t) {
-                pl.push((c.snapshot(0).path_loss_db, c.snapshot(0)));
-            }
-        };
-        let trace = run(&mut c, s(4.9), s(5.2), f64::INFINITY, &mut seq, probe);
+        let probes = [s(4.99), s(5.02), s(5.03), s(5.04), s(5.1)];
+        let (trace, pl) = study_a_saturated(3, s(4.9), s(5.2), &probes);
         let los_pl = pl[0].0;
         assert!(pl[0].1.los && !pl[1].1.los);
         assert!(
@@ -650,20 +654,8 @@ mod tests {
     fn blockage_end_follows_the_16_ms_recovery() {
         // LOS again at 10 s: the recovery trace starts 44.6 dB deep (deeper than the flat NLOS
         // 35.96 dB) and reaches 0 dB at 140 samples (16.2 ms); CQI then restores MCS 28.
-        let mut c = cell(
-            vec![study_a_track()],
-            vec![study_a_building()],
-            1_000_000,
-            4,
-        );
-        let mut seq = [0];
-        let mut pl = Vec::new();
-        let probe = |c: &MmWaveCell, t: SimTime| {
-            if [s(9.99), s(10.0), s(10.017), s(10.05)].contains(&t) {
-                pl.push((c.snapshot(0).path_loss_db, c.snapshot(0)));
-            }
-        };
-        let trace = run(&mut c, s(9.95), s(10.1), f64::INFINITY, &mut seq, probe);
+        let probes = [s(9.99), s(10.0), s(10.017), s(10.05)];
+        let (trace, pl) = study_a_saturated(4, s(9.95), s(10.1), &probes);
         let los_pl = pl[3].0;
         assert!(!pl[0].1.los && pl[1].1.los);
         assert!((pl[0].0 - los_pl - 35.96).abs() < 0.02, "{pl:?}");
