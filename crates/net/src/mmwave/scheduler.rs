@@ -33,7 +33,8 @@
 //! - *UL MCS when the UL SINR is below the MCS-0 threshold (`ue_best_mcs` returns None,
 //!   A7 does not say): MCS 0, the lowest the AMC offers.
 //! - DL new data uses `DlCqiTracker::dl_mcs` at the decision instant: none while stalled by
-//!   CQI 0 (A7.3, M13). *HARQ retransmissions are still served during a CQI-0 stall: they
+//!   CQI 0 (A7.3, M13). A fixed MCS (`with_fixed_mcs`, a scenario option, not in A7) replaces
+//!   the AMC of both directions and the stall. *HARQ retransmissions are still served during a CQI-0 stall: they
 //!   keep their MCS and do not consult the CQI.
 //! - HARQ processes whose retransmission timed out must be freed by the caller
 //!   (`HarqEntity::expire_stale`) before `schedule`, because only the caller maps a process to
@@ -158,6 +159,8 @@ pub struct FlexTtiScheduler {
     rotation: usize,
     flows: Vec<Flow>,
     allocations: Vec<Allocation>,
+    /// An MCS used in both directions instead of AMC (`with_fixed_mcs`).
+    fixed_mcs: Option<Mcs>,
 }
 
 impl FlexTtiScheduler {
@@ -191,7 +194,19 @@ impl FlexTtiScheduler {
             flows: Vec::with_capacity(2 * ues),
             // Every allocation holds at least one of the 22 data symbols.
             allocations: Vec::with_capacity(frame.data_symbols_per_subframe() as usize),
+            fixed_mcs: None,
         }
+    }
+
+    /// Every new TB uses `mcs`, in both directions, whatever the CQI or UL SINR (no AMC and
+    /// no CQI-0 stall; HARQ still decides each TB's fate from the SINR).
+    pub fn with_fixed_mcs(self, mcs: Option<Mcs>) -> Self {
+        FlexTtiScheduler { fixed_mcs: mcs, ..self }
+    }
+
+    /// The MCS new DL TBs of `ue` get at `now` (None: stalled by CQI 0).
+    pub fn dl_mcs(&self, ue: usize, now: SimTime) -> Option<Mcs> {
+        self.fixed_mcs.or_else(|| self.ues[ue].dl_cqi.dl_mcs(now))
     }
 
     pub fn frame(&self) -> &FrameConfig {
@@ -290,12 +305,11 @@ impl FlexTtiScheduler {
         for k in 0..n {
             let ue = (self.rotation + k) % n;
             let d = &demands[ue];
-            let dl_mcs = self.ues[ue].dl_cqi.dl_mcs(now);
             let dl = dl_demand_bytes(d)
-                .zip(dl_mcs)
+                .zip(self.dl_mcs(ue, now))
                 .map(|(bytes, mcs)| (Direction::Dl, mcs, bytes));
-            let ul = ul_demand_bytes(d)
-                .map(|bytes| (Direction::Ul, d.ul_mcs.unwrap_or(Mcs::MIN), bytes));
+            let ul_mcs = self.fixed_mcs.or(d.ul_mcs).unwrap_or(Mcs::MIN);
+            let ul = ul_demand_bytes(d).map(|bytes| (Direction::Ul, ul_mcs, bytes));
             for (direction, mcs, bytes) in dl.into_iter().chain(ul) {
                 let avg = self.ues[ue].average_bps(direction).max(PF_MIN_AVERAGE_BPS);
                 self.flows.push(Flow {
@@ -493,6 +507,17 @@ mod tests {
         );
         // M7: 313 500 bits per 100 µs = 3.135 Gb/s.
         assert!((f64::from(a.tb_bits) / s.frame().tti().as_secs_f64() - 3.135e9).abs() < 1.0);
+    }
+
+    #[test]
+    fn a_fixed_mcs_replaces_amc_in_both_directions_and_ignores_cqi_0() {
+        for reported in [15, 0] {
+            let mut s = scheduler(1, SharingPolicy::RoundRobin, &[reported]).with_fixed_mcs(Some(mcs(10)));
+            let d = UeDemand { dl_queue_bytes: BIG, ul_bsr_bytes: 60, ul_mcs: Some(mcs(28)), ..UeDemand::default() };
+            let a = run(&mut s, sf(0), &[d], 40.0);
+            assert_eq!(a.iter().map(|a| (a.direction, a.mcs)).collect::<Vec<_>>(), [(Direction::Dl, mcs(10)), (Direction::Ul, mcs(10))], "CQI {reported}");
+            assert_eq!(s.dl_mcs(0, sf(0)), Some(mcs(10)));
+        }
     }
 
     #[test]
