@@ -49,8 +49,8 @@ fn u32_column<'py>(py: Python<'py>, values: &[u32]) -> (&'static str, Bound<'py,
     ("u32", PyBytes::new(py, &bytes))
 }
 
-/// The flows, links and (when recorded) rtt column dicts of a run.
-type Frames<'py> = (Bound<'py, PyDict>, Bound<'py, PyDict>, Option<Bound<'py, PyDict>>);
+/// The flows, links, (when recorded) rtt and (with an mmWave cell) radio column dicts of a run.
+type Frames<'py> = (Bound<'py, PyDict>, Bound<'py, PyDict>, Option<Bound<'py, PyDict>>, Option<Bound<'py, PyDict>>);
 
 fn columns<'py>(py: Python<'py>, out: &RunOutput) -> PyResult<Frames<'py>> {
     let w = &out.world;
@@ -93,7 +93,21 @@ fn columns<'py>(py: Python<'py>, out: &RunOutput) -> PyResult<Frames<'py>> {
     } else {
         None
     };
-    Ok((flows, links, rtt))
+    let radio = match &w.net.radio {
+        Some(cell) => {
+            let rs = &w.radio_series;
+            let d = PyDict::new(py);
+            d.set_item("t_s", f64_column(py, &rs.t_s))?;
+            let names: Vec<&str> = rs.ue.iter().map(|&i| w.net.nodes[cell.ue_nodes[i as usize] as usize].name.as_str()).collect();
+            d.set_item("ue", PyList::new(py, names)?)?;
+            for (name, col) in rs.f64_columns() {
+                d.set_item(name, f64_column(py, col))?;
+            }
+            Some(d)
+        }
+        None => None,
+    };
+    Ok((flows, links, rtt, radio))
 }
 
 /// Runs a scenario (JSON text). `seed` overrides the scenario's seed; `progress(fraction)`
@@ -141,10 +155,11 @@ fn run<'py>(py: Python<'py>, scenario_json: &str, seed: Option<u64>, progress: O
     let dict = PyDict::new(py);
     dict.set_item("scenario", serde_json::to_string(&out.scenario).expect("scenario serializes"))?;
     dict.set_item("summary", serde_json::to_string(&summary).expect("summary serializes"))?;
-    let (flows, links, rtt) = columns(py, &out)?;
+    let (flows, links, rtt, radio) = columns(py, &out)?;
     dict.set_item("flows", flows)?;
     dict.set_item("links", links)?;
     dict.set_item("rtt", rtt)?;
+    dict.set_item("radio", radio)?;
     Ok(dict)
 }
 

@@ -1,12 +1,15 @@
 //! Builds the simulated world from a resolved scenario: node and link tables (a dumbbell
-//! expands into hosts, routers and links), queues, link models with their own random
-//! streams, routes, and one TCP sender/receiver pair per flow.
+//! expands into hosts, routers and links; an mmWave topology into its core network and a
+//! cell whose radio hops join the routing table), queues, link models with their own random
+//! streams, routes, and one TCP sender/receiver pair per flow with its application.
 
 use crate::resolve::ScenarioError;
 use crate::scenario::{FlowSpec, LinkSpec, PacingSpec, QueueKind, RtoSpec, Scenario, Ssthresh, TcpSpec, Topology};
 use crate::units::{BufferValue, EcnThresholdValue};
 use tcplab_cc::INFINITE_SSTHRESH;
-use tcplab_core::{NodeId, SimDuration, SimRng, SimTime};
+use crate::mmwave::{ENB, PGW, REMOTE};
+use tcplab_core::{LinkId, NodeId, SimDuration, SimRng, SimTime};
+use tcplab_net::mmwave::cell::{Direction as RadioDirection, MmWaveCell, UeId};
 use tcplab_net::{CeThreshold, Direction, DropPolicy, FifoQueue, Node, NodeRole, QueueLimit, RoutingTable, WiredLink};
 use tcplab_tcp::{DelayedAck, EcnMode, PacingMode, RtoMode, TcpConfig, TcpReceiver, TcpSender};
 
@@ -32,14 +35,81 @@ pub struct Flow {
     pub receiver_timer: Option<SimTime>,
     /// When a byte-count transfer was fully acknowledged.
     pub completed_at: Option<SimTime>,
+    /// A fixed-rate application; None for bulk.
+    pub app: Option<RateApp>,
 }
 
 /// The network and flows of a scenario, ready to run.
 pub struct Network {
     pub nodes: Vec<Node>,
+    /// Wired link directions; their index is their `LinkId`.
     pub links: Vec<Direction>,
+    /// The mmWave cell, if the topology has one; its radio hops follow the wired links in
+    /// the routing table's `LinkId` space.
+    pub radio: Option<RadioAccess>,
     pub routes: RoutingTable,
     pub flows: Vec<Flow>,
+}
+
+/// One hop across the radio: eNB → UE (downlink) or UE → eNB (uplink).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RadioHop {
+    pub ue: UeId,
+    pub direction: RadioDirection,
+}
+
+/// A cell and how it joins the network.
+pub struct RadioAccess {
+    pub cell: MmWaveCell,
+    pub enb: NodeId,
+    /// Node of each UE, in UE order.
+    pub ue_nodes: Vec<NodeId>,
+    /// `LinkId` of the first radio hop; hop k is `first_hop + k`.
+    pub first_hop: LinkId,
+    pub hops: Vec<RadioHop>,
+}
+
+impl RadioAccess {
+    /// The radio hop a routing `LinkId` names, if it is one.
+    pub fn hop(&self, link: LinkId) -> Option<RadioHop> {
+        link.checked_sub(self.first_hop).map(|k| self.hops[k as usize])
+    }
+
+    /// The node a delivery over `hop` reaches.
+    pub fn far_end(&self, ue: UeId, direction: RadioDirection) -> NodeId {
+        match direction {
+            RadioDirection::Dl => self.ue_nodes[ue],
+            RadioDirection::Ul => self.enb,
+        }
+    }
+}
+
+/// State of a fixed-rate application (`FlowSpec::app`).
+#[derive(Clone, Copy, Debug)]
+pub struct RateApp {
+    /// Time between writes and bytes per write.
+    pub interval: SimDuration,
+    pub packet_size: u64,
+    /// Writes made so far (accepted or discarded) and bytes accepted.
+    pub writes: u64,
+    pub written_bytes: u64,
+    /// Writes discarded because the send buffer was full.
+    pub discarded: u64,
+    /// Total bytes the application writes (the flow's `bytes`), if bounded.
+    pub total_bytes: Option<u64>,
+}
+
+impl RateApp {
+    /// Every write of a bounded application has been made.
+    pub fn finished(&self) -> bool {
+        self.total_bytes.is_some_and(|t| self.writes * self.packet_size >= t)
+    }
+
+    /// Size of the next write: a whole packet, or what remains of the total.
+    pub fn next_write_bytes(&self) -> u64 {
+        let made = self.writes * self.packet_size;
+        self.total_bytes.map_or(self.packet_size, |t| self.packet_size.min(t.saturating_sub(made)))
+    }
 }
 
 fn queue_for(buffer: BufferValue, kind: QueueKind, ecn_threshold: Option<EcnThresholdValue>) -> Box<FifoQueue> {
@@ -132,16 +202,27 @@ fn build_flow(b: &Builder, f: &FlowSpec, index: usize, scenario: &Scenario) -> F
         cfg.ecn = EcnMode::Accurate;
     }
     let receiver = TcpReceiver::new(&cfg);
+    let app = f.app.as_ref().map(|a| RateApp {
+        interval: a.rate.0.tx_time(a.packet_size.0),
+        packet_size: a.packet_size.0,
+        writes: 0,
+        written_bytes: 0,
+        discarded: 0,
+        total_bytes: f.bytes.map(|b| b.0),
+    });
+    // A fixed-rate application starts with nothing written; bulk has `bytes` (or all) at once.
+    let initial_bytes = if app.is_some() { Some(0) } else { f.bytes.map(|b| b.0) };
     Flow {
         src: b.node_id(f.src.as_deref().expect("resolved")),
         dst: b.node_id(f.dst.as_deref().expect("resolved")),
         start: SimTime::ZERO + f.start.0,
         stop: f.stop.map(|s| SimTime::ZERO + s.0),
-        sender: TcpSender::new(cfg, cc, f.bytes.map(|b| b.0)),
+        sender: TcpSender::new(cfg, cc, initial_bytes),
         receiver,
         sender_timers: [None; 2],
         receiver_timer: None,
         completed_at: None,
+        app,
     }
 }
 
@@ -162,6 +243,7 @@ pub fn build(scenario: &Scenario) -> Result<Network, ScenarioError> {
                 b.add_link("right", &format!("r{i}"), &d.access, None);
             }
         }
+        Topology::Mmwave(_) => {} // after the match: it also builds the cell
         Topology::Explicit(e) => {
             for n in &e.nodes {
                 let role = match n.role {
@@ -175,7 +257,34 @@ pub fn build(scenario: &Scenario) -> Result<Network, ScenarioError> {
             }
         }
     }
-    let edges: Vec<(NodeId, NodeId)> = b.links.iter().map(|l| (l.from, l.to)).collect();
+    let mut radio = None;
+    if let Topology::Mmwave(m) = &scenario.topology {
+        for (name, host) in m.node_names() {
+            b.nodes.push(Node { name, role: if host { NodeRole::Host } else { NodeRole::Router } });
+        }
+        b.add_link(REMOTE, PGW, &m.remote, None);
+        b.add_link(PGW, ENB, &m.s1u, None);
+        let config = m.cell_config(SimTime::ZERO + scenario.duration.0, m.remote.mtu)?;
+        let cell = MmWaveCell::new(config, scenario.seed)
+            .map_err(|e| ScenarioError::new("topology", e.to_string()))?;
+        let hops = (0..m.ues.len())
+            .flat_map(|ue| [RadioHop { ue, direction: RadioDirection::Dl }, RadioHop { ue, direction: RadioDirection::Ul }])
+            .collect();
+        radio = Some(RadioAccess {
+            cell,
+            enb: b.node_id(ENB),
+            ue_nodes: m.ue_names().iter().map(|n| b.node_id(n)).collect(),
+            first_hop: b.links.len() as LinkId,
+            hops,
+        });
+    }
+    let mut edges: Vec<(NodeId, NodeId)> = b.links.iter().map(|l| (l.from, l.to)).collect();
+    if let Some(r) = &radio {
+        edges.extend(r.hops.iter().map(|h| match h.direction {
+            RadioDirection::Dl => (r.enb, r.ue_nodes[h.ue]),
+            RadioDirection::Ul => (r.ue_nodes[h.ue], r.enb),
+        }));
+    }
     let routes = RoutingTable::shortest_paths(b.nodes.len(), &edges);
     let mut flows = Vec::with_capacity(scenario.flows.len());
     for (i, f) in scenario.flows.iter().enumerate() {
@@ -188,5 +297,5 @@ pub fn build(scenario: &Scenario) -> Result<Network, ScenarioError> {
         }
         flows.push(flow);
     }
-    Ok(Network { nodes: b.nodes, links: b.links, routes, flows })
+    Ok(Network { nodes: b.nodes, links: b.links, radio, routes, flows })
 }

@@ -2,6 +2,7 @@
 //! summary — everything between a scenario file and a run's outputs (design.md §1).
 
 pub mod build;
+pub mod mmwave;
 pub mod recorder;
 pub mod resolve;
 pub mod scenario;

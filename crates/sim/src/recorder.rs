@@ -1,7 +1,10 @@
 //! The recorder: time series sampled at `sample_interval` into preallocated columnar
-//! vectors (one Vec per column), per-ACK RTT samples when asked, and streaming RTT
+//! vectors (one Vec per column) — flows, queues and, with an mmWave cell, the radio state
+//! of each UE — per-ACK RTT samples when asked, and streaming RTT
 //! statistics per flow for the summary (a log-bucket histogram: memory does not grow with
 //! simulated time). Column names carry their units (design.md §4).
+
+use tcplab_net::mmwave::cell::RadioSnapshot;
 
 /// Per-flow time series (flows.parquet).
 #[derive(Clone, Debug, Default)]
@@ -38,6 +41,97 @@ pub struct LinkSeries {
     pub drops: Vec<f64>,
     /// Packets the queue CE-marked during the interval.
     pub ce_marks: Vec<f64>,
+}
+
+/// Per-UE radio time series of an mmWave cell (radio.parquet). The unprefixed columns are
+/// the downlink (the column set), `ul_` the uplink; drops and HARQ retransmissions
+/// count during the interval.
+#[derive(Clone, Debug, Default)]
+pub struct RadioSeries {
+    pub t_s: Vec<f64>,
+    /// UE index (radio.parquet has the UE names).
+    pub ue: Vec<u32>,
+    /// Wideband SINR of the latest channel sample, dB.
+    pub sinr_db: Vec<f64>,
+    /// 1 in line of sight, 0 blocked.
+    pub los: Vec<f64>,
+    /// The CQI the scheduler uses and the MCS it gives (NaN: CQI 0, downlink stalled).
+    pub cqi: Vec<f64>,
+    pub mcs: Vec<f64>,
+    /// PHY rate of all data symbols at that MCS.
+    pub capacity_mbps: Vec<f64>,
+    pub rlc_backlog_bytes: Vec<f64>,
+    pub rlc_drops: Vec<f64>,
+    pub harq_retx: Vec<f64>,
+    pub ul_mcs: Vec<f64>,
+    pub ul_capacity_mbps: Vec<f64>,
+    pub ul_rlc_backlog_bytes: Vec<f64>,
+    pub ul_rlc_drops: Vec<f64>,
+    pub ul_harq_retx: Vec<f64>,
+}
+
+impl RadioSeries {
+    pub fn with_capacity(rows: usize) -> Self {
+        let col = || Vec::with_capacity(rows);
+        RadioSeries {
+            t_s: col(),
+            ue: Vec::with_capacity(rows),
+            sinr_db: col(),
+            los: col(),
+            cqi: col(),
+            mcs: col(),
+            capacity_mbps: col(),
+            rlc_backlog_bytes: col(),
+            rlc_drops: col(),
+            harq_retx: col(),
+            ul_mcs: col(),
+            ul_capacity_mbps: col(),
+            ul_rlc_backlog_bytes: col(),
+            ul_rlc_drops: col(),
+            ul_harq_retx: col(),
+        }
+    }
+
+    /// Appends one row; `counters` are the cumulative [DL drops, DL HARQ retx, UL drops,
+    /// UL HARQ retx] now and `before` at the previous sample.
+    pub fn push(&mut self, t_s: f64, ue: u32, snap: &RadioSnapshot, counters: [u64; 4], before: [u64; 4]) {
+        let nan_if_none = |v: Option<u8>| v.map_or(f64::NAN, f64::from);
+        let delta = |k: usize| (counters[k] - before[k]) as f64;
+        self.t_s.push(t_s);
+        self.ue.push(ue);
+        self.sinr_db.push(snap.sinr_db);
+        self.los.push(if snap.los { 1.0 } else { 0.0 });
+        self.cqi.push(f64::from(snap.cqi));
+        self.mcs.push(nan_if_none(snap.mcs));
+        self.capacity_mbps.push(snap.capacity_mbps);
+        self.rlc_backlog_bytes.push(snap.rlc_backlog_bytes as f64);
+        self.rlc_drops.push(delta(0));
+        self.harq_retx.push(delta(1));
+        self.ul_mcs.push(nan_if_none(snap.ul_mcs));
+        self.ul_capacity_mbps.push(snap.ul_capacity_mbps);
+        self.ul_rlc_backlog_bytes.push(snap.ul_rlc_backlog_bytes as f64);
+        self.ul_rlc_drops.push(delta(2));
+        self.ul_harq_retx.push(delta(3));
+    }
+
+    /// (name, column) of every f64 column, in output order.
+    pub fn f64_columns(&self) -> [(&'static str, &[f64]); 13] {
+        [
+            ("sinr_db", &self.sinr_db),
+            ("los", &self.los),
+            ("cqi", &self.cqi),
+            ("mcs", &self.mcs),
+            ("capacity_mbps", &self.capacity_mbps),
+            ("rlc_backlog_bytes", &self.rlc_backlog_bytes),
+            ("rlc_drops", &self.rlc_drops),
+            ("harq_retx", &self.harq_retx),
+            ("ul_mcs", &self.ul_mcs),
+            ("ul_capacity_mbps", &self.ul_capacity_mbps),
+            ("ul_rlc_backlog_bytes", &self.ul_rlc_backlog_bytes),
+            ("ul_rlc_drops", &self.ul_rlc_drops),
+            ("ul_harq_retx", &self.ul_harq_retx),
+        ]
+    }
 }
 
 /// Per-ACK RTT samples (rtt.parquet).

@@ -85,7 +85,7 @@ pub fn resolve(value: Value) -> Result<Scenario, ScenarioError> {
     };
     let tcp_value = take(&mut top, "tcp").unwrap_or_else(|| Value::Object(Map::new()));
     let global_tcp: crate::scenario::TcpSpec = parse_at(tcp_value, "tcp")?;
-    let topology_value = take(&mut top, "topology").ok_or_else(|| ScenarioError::new("topology", "missing; a topology table with kind = \"dumbbell\" or \"explicit\" is required"))?;
+    let topology_value = take(&mut top, "topology").ok_or_else(|| ScenarioError::new("topology", "missing; a topology table with kind = \"dumbbell\", \"explicit\" or \"mmwave\" is required"))?;
     let flows_value = take(&mut top, "flows").ok_or_else(|| ScenarioError::new("flows", "missing; at least one [[flows]] entry is required"))?;
 
     let topology = parse_topology(topology_value)?;
@@ -113,17 +113,18 @@ pub fn resolve(value: Value) -> Result<Scenario, ScenarioError> {
 
 fn parse_topology(value: Value) -> Result<Topology, ScenarioError> {
     let Value::Object(mut map) = value else {
-        return Err(ScenarioError::new("topology", "must be a table with kind = \"dumbbell\" or \"explicit\""));
+        return Err(ScenarioError::new("topology", "must be a table with kind = \"dumbbell\", \"explicit\" or \"mmwave\""));
     };
     let kind = match take(&mut map, "kind") {
         Some(Value::String(k)) => k,
-        Some(other) => return Err(ScenarioError::new("topology.kind", format!("{other} is not a topology kind; allowed: dumbbell, explicit"))),
-        None => return Err(ScenarioError::new("topology.kind", "missing; allowed: dumbbell, explicit")),
+        Some(other) => return Err(ScenarioError::new("topology.kind", format!("{other} is not a topology kind; allowed: dumbbell, explicit, mmwave"))),
+        None => return Err(ScenarioError::new("topology.kind", "missing; allowed: dumbbell, explicit, mmwave")),
     };
     match kind.as_str() {
         "dumbbell" => Ok(Topology::Dumbbell(Box::new(parse_at(Value::Object(map), "topology")?))),
         "explicit" => Ok(Topology::Explicit(parse_at(Value::Object(map), "topology")?)),
-        other => Err(ScenarioError::new("topology.kind", format!("unknown topology {other:?}; allowed: dumbbell, explicit"))),
+        "mmwave" => Ok(Topology::Mmwave(Box::new(parse_at(Value::Object(map), "topology")?))),
+        other => Err(ScenarioError::new("topology.kind", format!("unknown topology {other:?}; allowed: dumbbell, explicit, mmwave"))),
     }
 }
 
@@ -206,6 +207,28 @@ fn check(s: &mut Scenario) -> Result<(), ScenarioError> {
                 }
             }
             e.nodes.iter().map(|n| (n.name.clone(), n.role == crate::scenario::NodeRoleSpec::Host)).collect()
+        }
+        Topology::Mmwave(m) => {
+            check_link(&m.remote, "topology.remote", false)?;
+            check_link(&m.s1u, "topology.s1u", false)?;
+            m.resolve(duration)?;
+            let ues = m.ue_names();
+            for (i, f) in s.flows.iter_mut().enumerate() {
+                if f.src.is_none() && f.dst.is_none() && i >= ues.len() {
+                    return Err(ScenarioError::new(format!("flows.{i}"), format!("has no src/dst and the cell has only {} UEs; set the flow's src and dst", ues.len())));
+                }
+                // A missing end is the remote host, or UE i when the other end is the remote host.
+                let remote = crate::mmwave::REMOTE;
+                let other_end = |given: &Option<String>| if given.as_deref() == Some(remote) || given.is_none() { ues[i % ues.len()].clone() } else { remote.to_string() };
+                if f.src.is_none() && f.dst.is_none() {
+                    f.src = Some(remote.to_string());
+                }
+                let dst = other_end(&f.src);
+                let src = other_end(&f.dst);
+                f.dst.get_or_insert(dst);
+                f.src.get_or_insert(src);
+            }
+            m.node_names()
         }
     };
     for (i, f) in s.flows.iter().enumerate() {
@@ -346,6 +369,14 @@ fn check_flow(f: &FlowSpec, i: usize, nodes: &[(String, bool)], duration: tcplab
     }
     if let Some(tcp) = &f.tcp {
         check_tcp(tcp, &format!("{path}.tcp"))?;
+    }
+    if let Some(app) = &f.app {
+        if app.rate.0.bps() == 0 {
+            return Err(ScenarioError::new(format!("{path}.app.rate"), "must be > 0, e.g. \"1Gbps\""));
+        }
+        if app.packet_size.0 == 0 || app.packet_size.0 > u64::from(u32::MAX) {
+            return Err(ScenarioError::new(format!("{path}.app.packet_size"), format!("{} is out of range; allowed: 1 B to 4 GB per write", app.packet_size)));
+        }
     }
     Ok(())
 }

@@ -2,6 +2,7 @@
 //! JSON Schema users see (`tcplab schema`) and the resolved scenario written next to every
 //! run, with every default filled in. Parsing and checking live in `resolve.rs`.
 
+use crate::mmwave::MmwaveTopology;
 use crate::units::{BufferValue, DurationValue, EcnThresholdValue, RateValue, SizeValue};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -256,12 +257,15 @@ pub enum Topology {
     Dumbbell(Box<Dumbbell>),
     /// Nodes and links listed one by one.
     Explicit(Explicit),
+    /// A remote host, a core network and one 5G mmWave cell with moving UEs and buildings.
+    Mmwave(Box<MmwaveTopology>),
 }
 
 impl Topology {
-    pub const ALL: [(&'static str, &'static str); 2] = [
+    pub const ALL: [(&'static str, &'static str); 3] = [
         ("dumbbell", "N sender/receiver pairs, access links, one bottleneck (left->right); per-pair access delays"),
         ("explicit", "nodes and full-duplex links listed one by one; static shortest-path routing"),
+        ("mmwave", "remote host - SGi - PGW - S1-U - 5G mmWave eNB - moving UEs, buildings blocking line of sight"),
     ];
 }
 
@@ -329,9 +333,12 @@ pub struct FlowSpec {
     /// When the application stops writing (default: never).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop: Option<DurationValue>,
-    /// Bytes to transfer (default: unbounded bulk).
+    /// Bytes to transfer (default: unbounded).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bytes: Option<SizeValue>,
+    /// The application: bulk (default, always data to send) or writes at a fixed rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app: Option<AppSpec>,
     /// TCP settings of this flow (defaults: the scenario's `tcp` table).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tcp: Option<TcpSpec>,
@@ -339,4 +346,14 @@ pub struct FlowSpec {
 
 fn zero_duration() -> DurationValue {
     DurationValue(SimDuration::ZERO)
+}
+
+/// An application writing `packet_size` bytes into the socket every `packet_size / rate`
+/// seconds (ns-3's OnOffApplication always on). A write that does not fit in the send
+/// buffer is discarded, as ns-3's application does when `Send` fails.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AppSpec {
+    pub rate: RateValue,
+    pub packet_size: SizeValue,
 }

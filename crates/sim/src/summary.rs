@@ -26,6 +26,24 @@ pub struct FlowSummary {
     pub bytes_sent: u64,
     /// Seconds from start to the last byte acknowledged (byte-count transfers only).
     pub completion_s: Option<f64>,
+    /// Writes of a fixed-rate application discarded because the send buffer was full.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub app_discarded_writes: Option<u64>,
+}
+
+/// The radio of one UE over the run (mmWave topologies).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct RadioSummary {
+    pub ue: String,
+    /// Means over the samples of the radio series.
+    pub sinr_mean_db: Option<f64>,
+    pub los_fraction: f64,
+    pub capacity_mean_mbps: f64,
+    /// IP packets tail-dropped by RLC, and HARQ retransmissions, per direction.
+    pub rlc_drops: u64,
+    pub harq_retx: u64,
+    pub ul_rlc_drops: u64,
+    pub ul_harq_retx: u64,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -60,6 +78,8 @@ pub struct RunInfo {
 pub struct Summary {
     pub flows: Vec<FlowSummary>,
     pub links: Vec<LinkSummary>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub radio: Vec<RadioSummary>,
     /// Jain's fairness index of the flows' goodputs.
     pub fairness_jain: f64,
     pub run: RunInfo,
@@ -115,6 +135,7 @@ pub fn summarize(w: &World) -> Summary {
                 bytes_acked: st.bytes_acked,
                 bytes_sent: st.bytes_sent,
                 completion_s: f.completed_at.map(|t| t.saturating_since(f.start).as_secs_f64()),
+                app_discarded_writes: f.app.map(|a| a.discarded),
             }
         })
         .collect();
@@ -139,6 +160,7 @@ pub fn summarize(w: &World) -> Summary {
         fairness_jain: jain_index(&goodputs),
         flows,
         links,
+        radio: radio_summaries(w),
         run: RunInfo {
             seed: w.scenario.seed,
             sim_seconds: end.as_secs_f64(),
@@ -151,15 +173,41 @@ pub fn summarize(w: &World) -> Summary {
     }
 }
 
+fn radio_summaries(w: &World) -> Vec<RadioSummary> {
+    let Some(radio) = &w.net.radio else { return Vec::new() };
+    let rs = &w.radio_series;
+    radio
+        .ue_nodes
+        .iter()
+        .enumerate()
+        .map(|(ue, &node)| {
+            let column = |col: &[f64]| rs.ue.iter().zip(col).filter(|(u, _)| **u == ue as u32).map(|(_, v)| *v).collect::<Vec<f64>>();
+            let sinr: Vec<f64> = column(&rs.sinr_db).into_iter().filter(|v| v.is_finite()).collect();
+            let snap = radio.cell.snapshot(ue);
+            RadioSummary {
+                ue: w.net.nodes[node as usize].name.clone(),
+                sinr_mean_db: (!sinr.is_empty()).then(|| mean(sinr.iter().copied())),
+                los_fraction: mean(column(&rs.los).into_iter()),
+                capacity_mean_mbps: mean(column(&rs.capacity_mbps).into_iter()),
+                rlc_drops: snap.rlc_drops,
+                harq_retx: snap.harq_retx,
+                ul_rlc_drops: snap.ul_rlc_drops,
+                ul_harq_retx: snap.ul_harq_retx,
+            }
+        })
+        .collect()
+}
+
 /// Checks the end-of-run invariants; an error describes the first one broken.
 pub fn check_invariants(w: &World, s: &Summary) -> Result<(), String> {
     let c = w.counters;
     let held = w.packets_in_network();
     let queue_drops: u64 = w.net.links.iter().map(|l| l.stats.queue_drops).sum();
     let link_losses: u64 = w.net.links.iter().map(|l| l.stats.link_losses).sum();
-    if c.packets_sent != c.packets_delivered + queue_drops + link_losses + held {
+    let radio_drops = w.net.radio.as_ref().map_or(0, |r| r.cell.packets_dropped());
+    if c.packets_sent != c.packets_delivered + queue_drops + link_losses + radio_drops + held {
         return Err(format!(
-            "packet conservation broken: sent {} != delivered {} + queue drops {queue_drops} + link losses {link_losses} + in network {held}",
+            "packet conservation broken: sent {} != delivered {} + queue drops {queue_drops} + link losses {link_losses} + radio drops {radio_drops} + in network {held}",
             c.packets_sent, c.packets_delivered
         ));
     }

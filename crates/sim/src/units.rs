@@ -1,6 +1,6 @@
 //! Quantities as users write them: rates ("100Mbps"), durations ("10ms"), sizes ("4MB" is
-//! 10^6 bytes, "4MiB" is 2^20), queue limits ("100pkt" or a size) and ECN marking
-//! thresholds ("20pkt" or a duration). Each parses from a
+//! 10^6 bytes, "4MiB" is 2^20), queue limits ("100pkt" or a size), ECN marking
+//! thresholds ("20pkt" or a duration) and radio frequencies ("28GHz"). Each parses from a
 //! string and serializes back to its canonical string, so a resolved scenario reads like
 //! the one the user wrote (design.md §4).
 
@@ -80,6 +80,7 @@ macro_rules! string_quantity {
 
 const RATE_UNITS: &[(&str, f64)] = &[("bps", 1.0), ("kbps", 1e3), ("Mbps", 1e6), ("Gbps", 1e9)];
 const DURATION_UNITS: &[(&str, f64)] = &[("ns", 1.0), ("us", 1e3), ("ms", 1e6), ("s", 1e9), ("min", 60e9)];
+const FREQUENCY_UNITS: &[(&str, f64)] = &[("Hz", 1.0), ("kHz", 1e3), ("MHz", 1e6), ("GHz", 1e9)];
 const SIZE_UNITS: &[(&str, f64)] = &[
     ("B", 1.0),
     ("KB", 1e3),
@@ -143,6 +144,28 @@ impl fmt::Display for SizeValue {
     }
 }
 string_quantity!(SizeValue, "a size: a number with B, KB, KiB, MB, MiB, GB or GiB (KB = 1000 B, KiB = 1024 B)", "4MB");
+
+/// A frequency or bandwidth in whole hertz, such as "28GHz" or "200MHz".
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct FrequencyValue(pub u64);
+
+impl FrequencyValue {
+    pub fn hz(self) -> f64 {
+        self.0 as f64
+    }
+}
+impl std::str::FromStr for FrequencyValue {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Ok(FrequencyValue(parse_scaled(s, FREQUENCY_UNITS, "frequency", "28GHz")?.round() as u64))
+    }
+}
+impl fmt::Display for FrequencyValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&format_scaled(self.0, FREQUENCY_UNITS))
+    }
+}
+string_quantity!(FrequencyValue, "a frequency: a number with Hz, kHz, MHz or GHz", "28GHz");
 
 /// A queue capacity: "100pkt" or a size.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -248,6 +271,15 @@ mod tests {
             let e = bad.parse::<EcnThresholdValue>().unwrap_err();
             assert!(e.contains("not an ECN threshold") && e.contains("\"20pkt\""), "{e}");
         }
+    }
+
+    #[test]
+    fn frequencies_parse_and_print_canonically() {
+        assert_eq!("28GHz".parse::<FrequencyValue>().unwrap().0, 28_000_000_000);
+        assert_eq!("1GHz".parse::<FrequencyValue>().unwrap().hz(), 1e9);
+        assert_eq!("200MHz".parse::<FrequencyValue>().unwrap().to_string(), "200MHz");
+        assert_eq!("0.2GHz".parse::<FrequencyValue>().unwrap().to_string(), "200MHz");
+        assert!("28Ghz".parse::<FrequencyValue>().unwrap_err().contains("GHz"));
     }
 
     #[test]

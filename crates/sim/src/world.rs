@@ -2,10 +2,15 @@
 //! the scheduler: a link direction keeps its queue, the packet in service and the packets
 //! in propagation itself, and events only say "transmitter of link L is done" or "the
 //! front of link L's pipe arrives" — at most one of each per link, so the heap stays a
-//! few dozen entries deep whatever the bandwidth-delay product.
+//! few dozen entries deep whatever the bandwidth-delay product. An mmWave cell is run
+//! lazily the same way: one `RadioWake` event at its next subframe boundary or HARQ
+//! outcome while it has work, none while it is idle; packets enter it when routing picks a
+//! radio hop and leave it as deliveries handed on in time order.
 
 use crate::build::{build, Flow, Network};
-use crate::recorder::{FlowSeries, LinkSeries, RttSeries, RttStats};
+use crate::recorder::{FlowSeries, LinkSeries, RadioSeries, RttSeries, RttStats};
+use std::collections::VecDeque;
+use tcplab_net::mmwave::cell::RadioDelivery;
 use crate::resolve::ScenarioError;
 use crate::scenario::Scenario;
 use tcplab_core::{FlowId, LinkId, NodeId, Packet, PacketKind, Scheduler, SimDuration, SimTime};
@@ -19,6 +24,10 @@ enum Event {
     ReceiverTimer(FlowId),
     LinkTxDone(LinkId),
     LinkArrival(LinkId),
+    /// The cell has a subframe boundary or a HARQ outcome to run (one live event).
+    RadioWake,
+    /// A fixed-rate application writes its next packet(s).
+    AppWrite(FlowId),
     Sample,
 }
 
@@ -66,6 +75,16 @@ pub struct World {
     link_baseline: Vec<(u64, u64)>,
     /// Largest queue backlog seen per link direction, packets.
     pub backlog_max: Vec<u32>,
+    pub radio_series: RadioSeries,
+    /// RLC drops and HARQ retransmissions per UE (DL, UL) at the previous sample.
+    radio_baseline: Vec<[u64; 4]>,
+    /// The pending `RadioWake` instant.
+    radio_wake: Option<SimTime>,
+    /// Radio deliveries not yet handed on, and whether they are being handed on (a delivery
+    /// can make a host send into the cell again).
+    radio_out: Vec<RadioDelivery>,
+    radio_ready: VecDeque<RadioDelivery>,
+    radio_draining: bool,
 }
 
 impl World {
@@ -108,7 +127,14 @@ impl World {
             drops: Vec::with_capacity(link_rows),
             ce_marks: Vec::with_capacity(link_rows),
         };
+        let ues = net.radio.as_ref().map_or(0, |r| r.ue_nodes.len());
         Ok(World {
+            radio_series: RadioSeries::with_capacity(samples * ues),
+            radio_baseline: vec![[0; 4]; ues],
+            radio_wake: None,
+            radio_out: Vec::new(),
+            radio_ready: VecDeque::new(),
+            radio_draining: false,
             record_rtt: scenario.record.rtt,
             scenario,
             sched,
@@ -152,7 +178,21 @@ impl World {
         match ev {
             Event::FlowStart(f) => {
                 self.net.flows[f as usize].sender.start(now);
+                if self.net.flows[f as usize].app.is_some() {
+                    self.app_write(f, now);
+                }
                 self.pump(f, now);
+            }
+            Event::AppWrite(f) => {
+                self.app_write(f, now);
+                self.pump(f, now);
+            }
+            Event::RadioWake => {
+                if self.radio_wake == Some(now) {
+                    self.radio_wake = None;
+                    self.radio_advance(now);
+                    self.radio_hand_on(now);
+                }
             }
             Event::FlowStop(f) => {
                 self.net.flows[f as usize].sender.stop_app();
@@ -200,6 +240,7 @@ impl World {
                 }
             }
             Event::Sample => {
+                self.sample_radio(now);
                 self.sample(now);
                 let next = now + self.sample_interval;
                 if next <= self.end {
@@ -215,9 +256,18 @@ impl World {
         self.forward(pkt.src, pkt, now);
     }
 
-    /// Hands a packet at `node` to the link towards its destination.
+    /// Hands a packet at `node` to the link (or radio hop) towards its destination.
     fn forward(&mut self, node: NodeId, pkt: Packet, now: SimTime) {
         let l = self.net.routes.next_hop(node, pkt.dst).expect("routes were checked when the world was built");
+        if let Some(hop) = self.net.radio.as_ref().and_then(|r| r.hop(l)) {
+            self.radio_advance(now);
+            let radio = self.net.radio.as_mut().expect("hop found above");
+            // A tail-dropped packet is counted by the cell (`packets_dropped`).
+            radio.cell.enqueue(hop.ue, hop.direction, pkt, now);
+            self.arm_radio_wake();
+            self.radio_hand_on(now);
+            return;
+        }
         let link = &mut self.net.links[l as usize];
         let offer = link.offer(pkt, now);
         let backlog = link.queue.len_packets();
@@ -251,7 +301,7 @@ impl World {
                         self.rtt_series.rtt_ms.push(ms);
                     }
                 }
-                if flow.completed_at.is_none() && flow.sender.is_done() {
+                if flow.completed_at.is_none() && flow.sender.is_done() && flow.app.is_none_or(|a| a.finished()) {
                     flow.completed_at = Some(now);
                 }
                 self.pump(f, now);
@@ -277,6 +327,67 @@ impl World {
                 *pending = Some(at);
                 self.sched.schedule(at, Event::SenderTimer(f, slot));
             }
+        }
+    }
+
+    /// Runs the cell up to `now`; its deliveries wait in `radio_ready` for `radio_hand_on`.
+    fn radio_advance(&mut self, now: SimTime) {
+        let Some(radio) = self.net.radio.as_mut() else { return };
+        radio.cell.advance_to(now, &mut self.radio_out);
+        self.radio_ready.extend(self.radio_out.drain(..));
+    }
+
+    /// Makes sure a `RadioWake` is pending at the cell's next event.
+    fn arm_radio_wake(&mut self) {
+        let Some(at) = self.net.radio.as_ref().and_then(|r| r.cell.next_event()) else { return };
+        if self.radio_wake.is_none_or(|t| at < t) {
+            self.radio_wake = Some(at);
+            self.sched.schedule(at, Event::RadioWake);
+        }
+    }
+
+    /// Hands the cell's deliveries to the UEs (downlink) or the eNB (uplink), in order. Not
+    /// re-entrant: a delivery that makes a host send into the cell queues behind the others.
+    fn radio_hand_on(&mut self, now: SimTime) {
+        if self.radio_draining {
+            return;
+        }
+        self.radio_draining = true;
+        while let Some(d) = self.radio_ready.pop_front() {
+            debug_assert!(d.at <= now, "radio deliveries are handed on when they happen");
+            let node = self.net.radio.as_ref().expect("deliveries come from the cell").far_end(d.ue, d.direction);
+            if node == d.packet.dst {
+                self.deliver(d.packet, now);
+            } else {
+                self.forward(node, d.packet, now);
+            }
+        }
+        self.radio_draining = false;
+        self.arm_radio_wake();
+    }
+
+    /// A fixed-rate application makes every write due by `now` (those that do not fit in the
+    /// send buffer are discarded) and schedules its next one.
+    fn app_write(&mut self, f: FlowId, now: SimTime) {
+        let flow = &mut self.net.flows[f as usize];
+        let app = flow.app.as_mut().expect("only flows with an application write");
+        if flow.stop.is_some_and(|stop| now >= stop) || app.finished() {
+            return;
+        }
+        let due = (now - flow.start).as_nanos() / app.interval.as_nanos().max(1) + 1;
+        while app.writes < due && !app.finished() {
+            let size = app.next_write_bytes();
+            app.writes += 1;
+            if flow.sender.send_buffer_free() >= size {
+                flow.sender.write(size);
+                app.written_bytes += size;
+            } else {
+                app.discarded += 1;
+            }
+        }
+        if !app.finished() {
+            let next = flow.start + app.interval.saturating_mul(app.writes);
+            self.sched.schedule(next, Event::AppWrite(f));
         }
     }
 
@@ -327,8 +438,21 @@ impl World {
         }
     }
 
-    /// Packets held by links right now (queued, in service, propagating).
+    /// Packets held by links and the cell right now (queued, in service, propagating).
     pub fn packets_in_network(&self) -> u64 {
-        self.net.links.iter().map(|l| l.packets_held()).sum()
+        let radio = self.net.radio.as_ref().map_or(0, |r| r.cell.packets_held());
+        self.net.links.iter().map(|l| l.packets_held()).sum::<u64>() + radio + self.radio_ready.len() as u64
+    }
+
+    fn sample_radio(&mut self, now: SimTime) {
+        self.radio_advance(now);
+        self.radio_hand_on(now);
+        let Some(radio) = self.net.radio.as_ref() else { return };
+        for ue in 0..radio.ue_nodes.len() {
+            let snap = radio.cell.snapshot(ue);
+            let counters = [snap.rlc_drops, snap.harq_retx, snap.ul_rlc_drops, snap.ul_harq_retx];
+            self.radio_series.push(now.as_secs_f64(), ue as u32, &snap, counters, self.radio_baseline[ue]);
+            self.radio_baseline[ue] = counters;
+        }
     }
 }

@@ -182,6 +182,13 @@ impl TcpSender {
         self.app_bytes = self.app_bytes.saturating_add(bytes);
     }
 
+    /// Room left in the send buffer: its size less the unacknowledged bytes and the written
+    /// bytes not yet sent (what a non-blocking `send` may still write).
+    pub fn send_buffer_free(&self) -> u64 {
+        let unsent = if self.app_bytes == u64::MAX { 0 } else { self.app_bytes - self.new_bytes_sent };
+        self.cfg.snd_buf_bytes.saturating_sub(self.sb.bytes_out() + unsent)
+    }
+
     /// The written data has all been sent and cumulatively acknowledged.
     pub fn is_done(&self) -> bool {
         self.app_bytes != u64::MAX && self.new_bytes_sent == self.app_bytes && self.sb.packets_out() == 0

@@ -475,6 +475,17 @@ pub enum ChannelProfile {
     MmwV2ThreeGpp,
 }
 
+impl ChannelProfile {
+    /// The SINR AMC and BLER use for a wideband SINR `sinr_db`: less the A5.1 selectivity
+    /// penalty for the NYU channel, unchanged for 3GPP (the spec gives no penalty).
+    pub fn effective_sinr_db(self, sinr_db: f64) -> f64 {
+        match self {
+            ChannelProfile::MmwV2 => sinr_db - nyu_selectivity_penalty_db(sinr_db),
+            ChannelProfile::MmwV2ThreeGpp => sinr_db,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ChannelConfig {
     pub profile: ChannelProfile,
@@ -658,10 +669,7 @@ impl Channel {
             0.0
         };
         let sinr_db = snr_db(self.config.tx_power_dbm, bf_gain_db + fading_db, path_loss_db, self.noise_dbm);
-        let effective_sinr_db = match self.config.profile {
-            ChannelProfile::MmwV2 => sinr_db - nyu_selectivity_penalty_db(sinr_db),
-            ChannelProfile::MmwV2ThreeGpp => sinr_db,
-        };
+        let effective_sinr_db = self.config.profile.effective_sinr_db(sinr_db);
         ChannelSample { path_loss_db, bf_gain_db, fading_db, sinr_db, effective_sinr_db }
     }
 

@@ -68,7 +68,8 @@ pub enum Direction {
 }
 
 impl Direction {
-    fn index(self) -> usize {
+    /// 0 for DL, 1 for UL (index of per-direction arrays).
+    pub fn index(self) -> usize {
         match self {
             Direction::Dl => 0,
             Direction::Ul => 1,
@@ -202,6 +203,11 @@ impl FlexTtiScheduler {
     /// no CQI-0 stall; HARQ still decides each TB's fate from the SINR).
     pub fn with_fixed_mcs(self, mcs: Option<Mcs>) -> Self {
         FlexTtiScheduler { fixed_mcs: mcs, ..self }
+    }
+
+    /// The MCS that replaces AMC, if any.
+    pub fn fixed_mcs(&self) -> Option<Mcs> {
+        self.fixed_mcs
     }
 
     /// The MCS new DL TBs of `ue` get at `now` (None: stalled by CQI 0).
