@@ -14,6 +14,7 @@ class RunOutput(TypedDict):
     flows: Columns
     links: Columns
     rtt: Columns | None  # only when the scenario sets record.rtt
+    radio: Columns | None  # only with an mmWave cell (topology.kind = "mmwave")
 
 class ScenarioError(ValueError):
     """A bad scenario; the one-line message starts with the dotted key path."""

@@ -55,7 +55,7 @@ def run(
     scenario: Annotated[
         str,
         typer.Argument(
-            metavar="SCENARIO", help="A scenario .toml file, or a study name (see `tcplab list`)."
+            metavar="SCENARIO", help="A scenario .toml file, a study name, or STUDY:CASE (see `tcplab list`)."
         ),
     ],
     output: Annotated[
@@ -108,7 +108,11 @@ def list_catalog() -> None:
         ]
         if parameters:
             lines.append(_indented(format_table(parameters, "lll"), 6))
-    study_rows = [[study.name, study.description] for study in studies.all_studies().values()]
+    study_rows = []
+    for study in studies.all_studies().values():
+        study_rows.append([study.name, study.description])
+        if study.cases:
+            study_rows.append(["", f"cases (NAME:CASE): {', '.join(study.cases)}"])
     for title, rows in [
         ("queues  (queue = NAME)", [[q["name"], q["summary"]] for q in catalog["queues"]]),
         (
@@ -191,6 +195,8 @@ def format_summary(result: Result) -> str:
         f" seed {run_info['seed']})"
     )
     lines = [headline, "", _flow_table(summary["flows"]), "", _link_table(summary["links"])]
+    if summary.get("radio"):
+        lines += ["", _radio_table(summary["radio"])]
     lines += ["", f"Jain's fairness index: {summary['fairness_jain']:.3f}"]
     return "\n".join(lines)
 
@@ -226,6 +232,23 @@ def _link_table(links: list[dict[str, Any]]) -> str:
     if not quiet:
         return table
     return f"{table}\n({quiet} more under {QUIET_LINK_UTILIZATION:.0%} utilization without drops)"
+
+
+def _radio_table(users: list[dict[str, Any]]) -> str:
+    header = ["user", "SINR mean dB", "line of sight", "DL PHY mean Mbps", "RLC drops DL/UL"]
+    header.append("HARQ retx DL/UL")
+    rows = [
+        [
+            user["ue"],
+            _number(user["sinr_mean_db"], 1),
+            f"{user['los_fraction']:.0%}",
+            _number(user["capacity_mean_mbps"], 0),
+            f"{user['rlc_drops']}/{user['ul_rlc_drops']}",
+            f"{user['harq_retx']}/{user['ul_harq_retx']}",
+        ]
+        for user in users
+    ]
+    return format_table([header, *rows], "lrrrrr")
 
 
 def format_comparison(results: Mapping[str, Result]) -> str:

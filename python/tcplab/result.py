@@ -3,7 +3,7 @@ polars DataFrames; saving it as a run directory and loading it back.
 
 A run directory holds scenario.toml (the resolved scenario: running it again reproduces the
 run), summary.json, flows.parquet, links.parquet, rtt.parquet (only when per-ACK RTT samples
-were recorded) and plots/*.png. It is written into a hidden sibling directory first and renamed
+were recorded), radio.parquet (only with an mmWave cell) and plots/*.png. It is written into a hidden sibling directory first and renamed
 into place at the end, so a directory with the final name is always complete.
 """
 
@@ -29,6 +29,7 @@ SUMMARY_FILE = "summary.json"
 FLOWS_FILE = "flows.parquet"
 LINKS_FILE = "links.parquet"
 RTT_FILE = "rtt.parquet"
+RADIO_FILE = "radio.parquet"
 PLOTS_DIRECTORY = "plots"
 
 # Column types of the core's packed columns: little-endian numpy dtype and polars dtype.
@@ -38,14 +39,16 @@ _PACKED_DTYPES = {"f64": ("<f8", pl.Float64), "u32": ("<u4", pl.UInt32)}
 @dataclass(frozen=True, eq=False, repr=False)
 class Result:
     """One run. `flows` has one row per flow and sampling interval, `links` one row per link
-    and interval, `rtt` one row per RTT sample (None unless the scenario set `record.rtt`).
-    Missing values (no RTT sample yet, infinite ssthresh) are null."""
+    and interval, `rtt` one row per RTT sample (None unless the scenario set `record.rtt`),
+    `radio` one row per UE and interval (None without an mmWave cell). Missing values (no RTT
+    sample yet, infinite ssthresh, no MCS while the downlink is stalled) are null."""
 
     scenario: dict[str, Any]
     summary: dict[str, Any]
     flows: pl.DataFrame
     links: pl.DataFrame
     rtt: pl.DataFrame | None
+    radio: pl.DataFrame | None = None
 
     @classmethod
     def from_core(cls, raw: Mapping[str, Any]) -> Result:
@@ -56,19 +59,21 @@ class Result:
             flows=_frame(raw["flows"]),
             links=_frame(raw["links"]),
             rtt=None if raw["rtt"] is None else _frame(raw["rtt"]),
+            radio=None if raw.get("radio") is None else _frame(raw["radio"]),
         )
 
     @classmethod
     def load(cls, directory: str | os.PathLike[str]) -> Result:
         """Reads a run directory written by `save`."""
         directory = Path(directory)
-        rtt_path = directory / RTT_FILE
+        optional = {name: directory / name for name in (RTT_FILE, RADIO_FILE)}
         return cls(
             scenario=tomllib.loads((directory / SCENARIO_FILE).read_text(encoding="utf-8")),
             summary=json.loads((directory / SUMMARY_FILE).read_text(encoding="utf-8")),
             flows=pl.read_parquet(directory / FLOWS_FILE),
             links=pl.read_parquet(directory / LINKS_FILE),
-            rtt=pl.read_parquet(rtt_path) if rtt_path.exists() else None,
+            rtt=_read_if_present(optional[RTT_FILE]),
+            radio=_read_if_present(optional[RADIO_FILE]),
         )
 
     @property
@@ -109,8 +114,9 @@ class Result:
         )
         self.flows.write_parquet(directory / FLOWS_FILE)
         self.links.write_parquet(directory / LINKS_FILE)
-        if self.rtt is not None:
-            self.rtt.write_parquet(directory / RTT_FILE)
+        for name, frame in ((RTT_FILE, self.rtt), (RADIO_FILE, self.radio)):
+            if frame is not None:
+                frame.write_parquet(directory / name)
         if plots:
             from .plots import save_plots  # matplotlib is imported only when plotting
 
@@ -149,6 +155,10 @@ def _move_into_place(staging: Path, target: Path) -> None:
         os.rename(retired, target)
         raise
     shutil.rmtree(retired, ignore_errors=True)  # the new run is in place: leftovers are harmless
+
+
+def _read_if_present(path: Path) -> pl.DataFrame | None:
+    return pl.read_parquet(path) if path.exists() else None
 
 
 def _frame(columns: Mapping[str, Any]) -> pl.DataFrame:

@@ -30,20 +30,47 @@ def load(source: ScenarioSource) -> dict[str, Any]:
     """Parses a scenario without validating it.
 
     A `Path` is always a file. A string is a file if one exists at that path, else a study
-    name (`tcplab list`), else TOML text if it contains `=`. A mapping is deep-copied.
+    name (`tcplab list`), else `SOURCE:CASE` (a case of a study or of a file with
+    `[study.axes]`, see `tcplab.studies`), else TOML text if it contains `=`. A mapping is
+    deep-copied. The `[study]` table is removed: it describes cases, not a scenario.
     """
     if isinstance(source, Mapping):
-        return copy.deepcopy(dict(source))
+        return _without_study_table(copy.deepcopy(dict(source)))
     if isinstance(source, Path) or _is_file(source):
-        return _read_toml_file(Path(source))
+        return _without_study_table(_read_toml_file(Path(source)))
     study = studies.find(source)
     if study is not None:
-        return _read_toml_file(study.path)
+        return _without_study_table(_read_toml_file(study.path))
+    base, separator, case = source.rpartition(studies.CASE_SEPARATOR)
+    if separator and "=" not in source and (_is_file(base) or studies.find(base) is not None):
+        return _load_case(base, case)
     if "=" in source:
-        return _parse_toml(source, origin="scenario text")
+        return _without_study_table(_parse_toml(source, origin="scenario text"))
     raise ScenarioError(
         f"{source}: no such scenario file or study (studies: {', '.join(studies.all_studies())})"
     )
+
+
+def _load_case(base: str, case: str) -> dict[str, Any]:
+    """Case `case` of the study or file `base`: its overrides applied, named NAME-CASE."""
+    study = studies.find(base)
+    path = Path(base) if study is None or _is_file(base) else study.path
+    document = _read_toml_file(path)
+    try:
+        cases = studies.cases_of(document, str(path))
+    except studies.StudyFormatError as error:
+        raise ScenarioError(str(error)) from None
+    if case not in cases:
+        known = ", ".join(cases) if cases else "none: it has no [study.axes] table"
+        raise ScenarioError(f"{base}{studies.CASE_SEPARATOR}{case}: no such case (cases: {known})")
+    result = apply_overrides(_without_study_table(document), cases[case])
+    result["name"] = f"{document.get('name') or path.stem}-{case}"
+    return result
+
+
+def _without_study_table(document: dict[str, Any]) -> dict[str, Any]:
+    document.pop(studies.STUDY_TABLE, None)
+    return document
 
 
 def prepare(

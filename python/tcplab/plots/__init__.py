@@ -1,5 +1,6 @@
 """Figures of one run, one PNG each in a run directory's plots/: goodput, RTT, congestion
-window and queue backlog over time. See `figures` for what each shows and how it is styled."""
+window and queue backlog over time, and with an mmWave cell the radio of each user. See
+`figures` for what each shows and how it is styled."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from matplotlib.figure import Figure
 
-from .figures import backlog_figure, cwnd_figure, rtt_figure, throughput_figure
+from .figures import backlog_figure, cwnd_figure, radio_figure, rtt_figure, throughput_figure
 
 if TYPE_CHECKING:
     from ..result import Result
@@ -22,12 +23,17 @@ FIGURES: dict[str, Callable[[Result], Figure]] = {
 }
 """Every figure by the stem of its file name."""
 
+RADIO_FIGURES: dict[str, Callable[[Result], Figure]] = {"radio": radio_figure}
+"""The figures of runs with an mmWave cell (`Result.radio` is not None)."""
+
 
 def save_plots(result: Result, directory: Path) -> list[Path]:
-    """Writes every figure of `FIGURES` as `directory/<name>.png` and returns the paths."""
+    """Writes every figure of `FIGURES` (and of `RADIO_FIGURES` when the run has a radio
+    series) as `directory/<name>.png` and returns the paths."""
     directory.mkdir(parents=True, exist_ok=True)
     paths = []
-    for name, make_figure in FIGURES.items():
+    figures = {**FIGURES, **(RADIO_FIGURES if result.radio is not None else {})}
+    for name, make_figure in figures.items():
         path = directory / f"{name}.png"
         make_figure(result).savefig(path)
         paths.append(path)

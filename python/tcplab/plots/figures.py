@@ -3,7 +3,9 @@ through the Agg canvas: no GUI backend, no pyplot global state).
 
 Styled for print and for comparing runs: each algorithm always has the same colour (the
 Okabe-Ito palette, safe for colour-blind readers), flows of one algorithm differ by line style,
-every axis names its unit, every title starts with the scenario name, and y axes start at zero.
+every axis names its unit, every title starts with the scenario name, and y axes start at zero
+(but SINR's). In a run with an mmWave cell, every time-series figure shades the spans where a
+user had no line of sight.
 """
 
 from __future__ import annotations
@@ -38,6 +40,9 @@ ALGORITHM_COLOURS = {
 _OTHER_ALGORITHM_COLOURS = ("#332288", "#882255", "#117733", "#44AA99", "#999933", "#AA4499")
 # Links are told apart by position, in colours unlike the algorithms' (Paul Tol's palette).
 LINK_COLOURS = ("#332288", "#882255", "#117733", "#999933", "#AA4499", "#44AA99", "#DDCC77")
+# Spans without line of sight, one shade per user (grey first: one user is the common case).
+NLOS_SHADES = ("0.6", "#DDCC77", "#88CCEE", "#CC6677")
+NLOS_ALPHA = 0.25
 # Flows of the same algorithm: solid, dashed, dotted, dash-dot.
 LINE_STYLES: tuple[Any, ...] = ("-", (0, (5, 2)), (0, (1, 1.5)), "-.")
 
@@ -163,10 +168,63 @@ def backlog_figure(result: Result) -> Figure:
     return _finished(figure, axes)
 
 
+@_print_style
+def radio_figure(result: Result) -> Figure:
+    """Per user of an mmWave cell: wideband SINR (top) and the downlink PHY rate at the MCS
+    the scheduler uses (bottom), over time."""
+    figure = Figure(figsize=(7, 5.2), dpi=150, layout="constrained")
+    sinr_axes, capacity_axes = figure.subplots(2, 1, sharex=True)
+    sinr_axes.set(title=f"{result.name}: radio per user", ylabel="SINR (dB)")
+    capacity_axes.set(xlabel="time (s)", ylabel="DL PHY rate at the MCS (Mbps)")
+    radio = result.radio if result.radio is not None else pl.DataFrame({"ue": []})
+    for position, ue in enumerate(radio["ue"].unique(maintain_order=True)):
+        rows = radio.filter(pl.col("ue") == ue)
+        colour = LINK_COLOURS[position % len(LINK_COLOURS)]
+        for axes, column in ((sinr_axes, "sinr_db"), (capacity_axes, "capacity_mbps")):
+            axes.plot(rows["t_s"].to_numpy(), rows[column].to_numpy(), label=ue, color=colour)
+    for axes in (sinr_axes, capacity_axes):
+        _shade_nlos(axes, result)
+        axes.set_xlim(left=0)
+    capacity_axes.set_ylim(bottom=0)
+    if sinr_axes.lines:
+        figure.legend(
+            *sinr_axes.get_legend_handles_labels(),
+            loc="outside lower center",
+            ncols=4,
+            frameon=False,
+        )
+    return figure
+
+
+def nlos_spans(result: Result) -> dict[str, list[tuple[float, float]]]:
+    """Per user of an mmWave cell, the (start, end) times in seconds of the sampled spans
+    without line of sight; empty without a cell."""
+    if result.radio is None:
+        return {}
+    spans: dict[str, list[tuple[float, float]]] = {}
+    for ue in result.radio["ue"].unique(maintain_order=True):
+        rows = result.radio.filter(pl.col("ue") == ue)
+        times, los = rows["t_s"].to_numpy(), rows["los"].to_numpy()
+        edges = np.flatnonzero(np.diff(np.concatenate(([1.0], los, [1.0]))))
+        starts, ends = edges[::2], edges[1::2]
+        end_times = [times[min(end, len(times) - 1)] for end in ends]
+        spans[ue] = [(float(times[a]), float(b)) for a, b in zip(starts, end_times, strict=True)]
+    return spans
+
+
+def _shade_nlos(axes: Axes, result: Result) -> None:
+    for position, (ue, spans) in enumerate(nlos_spans(result).items()):
+        shade = NLOS_SHADES[position % len(NLOS_SHADES)]
+        for index, (start, end) in enumerate(spans):
+            label = f"{ue}: no line of sight" if index == 0 else None
+            axes.axvspan(start, end, color=shade, alpha=NLOS_ALPHA, linewidth=0, label=label)
+
+
 def _new_figure(result: Result, title: str, ylabel: str) -> tuple[Figure, Axes]:
     figure = Figure(figsize=(7, 3.6), dpi=150, layout="constrained")
     axes = figure.add_subplot()
     axes.set(title=f"{result.name}: {title}", xlabel="time (s)", ylabel=ylabel)
+    _shade_nlos(axes, result)
     return figure, axes
 
 
@@ -195,7 +253,8 @@ def _finished(figure: Figure, axes: Axes) -> Figure:
     axes.set_xlim(left=0)
     axes.set_ylim(bottom=0)
     if axes.lines:
-        figure.legend(loc="outside lower center", ncols=min(4, len(axes.lines)), frameon=False)
+        entries = len(axes.get_legend_handles_labels()[1])
+        figure.legend(loc="outside lower center", ncols=min(4, entries), frameon=False)
     else:
         axes.text(0.5, 0.5, "no samples", transform=axes.transAxes, ha="center", color="0.4")
     return figure

@@ -3,23 +3,48 @@
 
 Each study is one TOML scenario file in this folder, named after the study, whose first line
 is a `# ` comment describing it in one line. Adding a study is adding such a file.
+
+A study that is a sweep names its cases in a `[study.axes]` table: each axis is a table of
+values, each value a table of dotted-key overrides. The cases are every combination of one
+value per axis, in file order, named by the values joined with `-`:
+
+    [study.axes.cc.bbr]
+    "flows.0.cc" = "bbr"
+    [study.axes.buffer.4MB]
+    "topology.rlc.buffer" = "4MB"
+
+gives the case `bbr-4MB`, run as `tcplab run siad-mmwave:bbr-4MB`. The `study` table is
+metadata: it is removed before the scenario is validated, and the study name alone runs the
+file's own values.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import itertools
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 STUDY_DIRECTORY = Path(__file__).parent
+STUDY_TABLE = "study"
+CASE_SEPARATOR = ":"
+
+
+class StudyFormatError(ValueError):
+    """A `[study]` table that does not describe axes of overrides."""
 
 
 @dataclass(frozen=True)
 class Study:
-    """One built-in study: its name, a one-line description and its scenario file."""
+    """One built-in study: its name, a one-line description, its scenario file and its cases
+    (case name -> dotted-key overrides; empty for a study that is a single scenario)."""
 
     name: str
     description: str
     path: Path
+    cases: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def all_studies() -> dict[str, Study]:
@@ -32,7 +57,32 @@ def find(name: str) -> Study | None:
     return all_studies().get(name)
 
 
+def cases_of(document: Mapping[str, Any], origin: str) -> dict[str, dict[str, Any]]:
+    """The cases a scenario document's `[study.axes]` table describes (see the module doc)."""
+    table = document.get(STUDY_TABLE, {})
+    if not isinstance(table, Mapping) or set(table) - {"axes"}:
+        raise StudyFormatError(f"{origin}: [study] may only hold an axes table")
+    axes = table.get("axes", {})
+    values_per_axis = []
+    for axis, values in axes.items() if isinstance(axes, Mapping) else [("axes", None)]:
+        if not isinstance(values, Mapping) or not values:
+            raise StudyFormatError(f"{origin}: study.axes.{axis} must be a table of values")
+        for value, overrides in values.items():
+            if not isinstance(overrides, Mapping):
+                raise StudyFormatError(
+                    f"{origin}: study.axes.{axis}.{value} must be a table of dotted-key overrides"
+                )
+        values_per_axis.append(list(values.items()))
+    if not values_per_axis:
+        return {}
+    cases = {}
+    for combination in itertools.product(*values_per_axis):
+        name = "-".join(value for value, _ in combination)
+        cases[name] = {key: item for _, overrides in combination for key, item in overrides.items()}
+    return cases
+
+
 def _study(path: Path) -> Study:
-    with path.open(encoding="utf-8") as file:
-        first_line = file.readline()
-    return Study(name=path.stem, description=first_line.removeprefix("#").strip(), path=path)
+    text = path.read_text(encoding="utf-8")
+    description = text.splitlines()[0].removeprefix("#").strip() if text else ""
+    return Study(path.stem, description, path, cases_of(tomllib.loads(text), str(path)))

@@ -19,6 +19,11 @@
 //!   loss roughly continuous. The 28 GHz trace is also used at 73 GHz.
 //! - A4.3: hUT is clamped to the model's validity range 1.5–22.5 m (a 1 m UE would put the
 //!   breakpoint at 0 m); the optional NLOS variant and blockage model A are left out.
+//!   ns-3 steps the shadowing at every path-loss call (each transmission); here it steps on a
+//!   fixed 1 ms grid of simulated time (`next_update_after`) and when the LOS state changes,
+//!   from a stream of its own, so one seed gives one shadowing realisation whatever the
+//!   traffic: two algorithms compared with the same seed see the same channel. At 30 m/s a
+//!   step moves the UE 3 cm, against correlation distances of 10–13 m.
 //! - A5.1: the 100 Matlab instances are replaced by the spec's lean draw, N(27.5, 2.5²) dB
 //!   clipped to [20, 32] dB, re-drawn at every multiple of 100 ms of simulated time.
 //! - A5.2: the spec gives L_bf ≈ 1 dB (LOS) and ≈ 5 dB, range 3–8 (NLOS) but no distribution.
@@ -366,6 +371,9 @@ impl CorrelatedShadowing {
 // A5: beamforming + fading gain, fast fading, frequency-selectivity penalty
 // ---------------------------------------------------------------------------------------
 
+/// Step of the 3GPP shadowing's time grid (header).
+pub const SHADOWING_UPDATE_PERIOD: SimDuration = SimDuration::from_millis(1);
+
 /// Beamforming gain re-draw period: `LongTermUpdatePeriod` (A5.1) / channel `UpdatePeriod`
 /// of the examples (A5.2).
 pub const BF_UPDATE_PERIOD: SimDuration = SimDuration::from_millis(100);
@@ -571,10 +579,17 @@ pub struct ChannelSample {
 }
 
 /// Per-profile path-loss state.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 enum PathLoss {
     Obstacle { los_fit: NyuFit, tracker: LosTracker },
-    ThreeGpp { los_shadowing: CorrelatedShadowing, nlos_shadowing: CorrelatedShadowing },
+    ThreeGpp {
+        los_shadowing: CorrelatedShadowing,
+        nlos_shadowing: CorrelatedShadowing,
+        /// Grid step, LOS state and value of the shadowing in force.
+        held: Option<(u64, bool, f64)>,
+        /// Shadowing draws only (header: independent of the sampling cadence).
+        rng: SimRng,
+    },
 }
 
 /// One eNB–UE channel. Owns its random stream; same config, seed and inputs give the same
@@ -589,7 +604,7 @@ pub struct Channel {
     /// BF draws only, so their values do not depend on how often the channel is sampled.
     bf_rng: SimRng,
     fading: FastFading,
-    /// Shadowing and fast-fading draws.
+    /// Fast-fading draws.
     rng: SimRng,
 }
 
@@ -618,6 +633,8 @@ impl Channel {
                 PathLoss::ThreeGpp {
                     los_shadowing: CorrelatedShadowing::new(UMI_LOS_SIGMA_DB, UMI_LOS_DCORR_M),
                     nlos_shadowing: CorrelatedShadowing::new(UMI_NLOS_SIGMA_DB, UMI_NLOS_DCORR_M),
+                    held: None,
+                    rng: SimRng::stream(rng.next_u64(), "mmwave/channel/shadowing"),
                 }
             }
         };
@@ -635,13 +652,26 @@ impl Channel {
         self.noise_dbm
     }
 
+    /// The first instant after `t` at which the channel's state steps on its own, whether
+    /// sampled or not (the 3GPP shadowing grid); None when only LOS switches change it. A
+    /// caller that wants the realisation to depend on the seed alone samples at each.
+    pub fn next_update_after(&self, t: SimTime) -> Option<SimTime> {
+        match self.path_loss {
+            PathLoss::Obstacle { .. } => None,
+            PathLoss::ThreeGpp { .. } => {
+                let step = SHADOWING_UPDATE_PERIOD.as_nanos();
+                Some(SimTime((t.as_nanos() / step + 1) * step))
+            }
+        }
+    }
+
     /// Evaluate the channel at `input.now`. Calls must come in non-decreasing time.
     pub fn sample(&mut self, input: &ChannelInput) -> ChannelSample {
         let ChannelInput { now, enb_pos_m, ue_pos_m, ue_speed_mps, los } = *input;
         let d3d_m = distance_3d_m(enb_pos_m, ue_pos_m);
         let path_loss_db = match &mut self.path_loss {
             PathLoss::Obstacle { los_fit, tracker } => los_fit.path_loss_db(d3d_m) + tracker.extra_loss_db(now, los),
-            PathLoss::ThreeGpp { los_shadowing, nlos_shadowing } => {
+            PathLoss::ThreeGpp { los_shadowing, nlos_shadowing, held, rng } => {
                 let mean_db = umi_path_loss_db(
                     los,
                     self.config.carrier_hz,
@@ -650,8 +680,16 @@ impl Channel {
                     enb_pos_m[2],
                     ue_pos_m[2],
                 );
-                let shadowing = if los { los_shadowing } else { nlos_shadowing };
-                mean_db + shadowing.sample_db([ue_pos_m[0], ue_pos_m[1]], &mut self.rng)
+                let step = now.as_nanos() / SHADOWING_UPDATE_PERIOD.as_nanos();
+                let value = match *held {
+                    Some((k, state, value)) if k == step && state == los => value,
+                    _ => {
+                        let process = if los { los_shadowing } else { nlos_shadowing };
+                        process.sample_db([ue_pos_m[0], ue_pos_m[1]], rng)
+                    }
+                };
+                *held = Some((step, los, value));
+                mean_db + value
             }
         };
         let z = self.bf_draw(now);
