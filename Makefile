@@ -34,6 +34,7 @@ test-python: install
 bench: install
 	cargo bench --workspace --exclude tcplab-py
 	$(BIN)/python benches/speed.py
+	$(BIN)/python benches/mmwave_sweep.py
 
 # Regenerate the checked-in JSON Schema after changing scenario types.
 schema: install

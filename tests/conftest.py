@@ -50,6 +50,32 @@ start = "0.2s"
 """
 """CUBIC and BBR sharing a shallow-buffered 10 Mbps bottleneck, with per-ACK RTT samples."""
 
+MMWAVE_SCENARIO = """
+name = "cell"
+duration = "1s"
+sample_interval = "10ms"
+
+[tcp]
+mss = 1400
+
+[topology]
+kind = "mmwave"
+remote = { rate = "10Gbps", delay = "5ms", buffer = "2000pkt" }
+rlc = { buffer = "2MB" }
+
+[[topology.buildings]]
+x = [40.0, 45.0]
+y = [-4.0, 4.0]
+z = [0.0, 30.0]
+
+[[topology.ues]]
+waypoints = [{ t = "0s", position = [50.0, 10.0, 1.5] }, { t = "1s", position = [50.0, -10.0, 1.5] }]
+
+[[flows]]
+cc = "cubic"
+"""
+"""One CUBIC downlink to a UE walking behind a building: no line of sight for 0.25 <= t < 0.75 s."""
+
 
 @pytest.fixture
 def tiny_scenario(tmp_path: Path) -> Path:
@@ -67,6 +93,11 @@ def tiny_result() -> tcplab.Result:
 @pytest.fixture(scope="session")
 def two_flow_result() -> tcplab.Result:
     return tcplab.run(TWO_FLOW_SCENARIO)
+
+
+@pytest.fixture(scope="session")
+def mmwave_result() -> tcplab.Result:
+    return tcplab.run(MMWAVE_SCENARIO)
 
 
 @dataclass(frozen=True)

@@ -94,6 +94,23 @@ def test_run_takes_a_study_name(run_cli: RunCli, tmp_path: Path) -> None:
     assert outcome.stdout.startswith("rtt-lens: ")
 
 
+def test_run_takes_a_study_case_and_prints_the_radio_table(run_cli: RunCli, tmp_path: Path) -> None:
+    outcome = run_cli(
+        "run", "siad-mmwave:bbr-4MB", "-o", tmp_path / "out", "--set", "duration=0.5s", "--no-plots"
+    )
+    assert outcome.code == 0, outcome.stderr
+    assert outcome.stdout.startswith("siad-mmwave-bbr-4MB: ")
+    assert "user  SINR mean dB  line of sight" in outcome.stdout
+    assert tcplab.load(tmp_path / "out").scenario["topology"]["rlc"]["buffer"] == "4MB"
+
+
+def test_an_unknown_case_exits_2_with_one_line(run_cli: RunCli) -> None:
+    outcome = run_cli("run", "siad-mmwave:cubic-4MB", "--no-plots")
+    assert outcome.code == 2
+    assert outcome.stderr.startswith("error: siad-mmwave:cubic-4MB: no such case (cases: siad-4MB")
+    assert outcome.stderr.count("\n") == 1
+
+
 def scenario_file(tmp_path: Path, text: str) -> Path:
     path = tmp_path / "bad.toml"
     path.write_text(text, encoding="utf-8")
@@ -265,6 +282,7 @@ def test_list_shows_algorithms_queues_topologies_and_studies(run_cli: RunCli) ->
         assert re.search(rf"^\s+{name}\b", outcome.stdout, re.MULTILINE), f"{name} not listed"
     for study in studies.all_studies().values():
         assert study.description in outcome.stdout
+        assert not study.cases or f"cases (NAME:CASE): {', '.join(study.cases)}" in outcome.stdout
 
 
 def test_list_shows_the_parameters_of_algorithms_with_their_defaults(run_cli: RunCli) -> None:

@@ -10,13 +10,15 @@ import polars as pl
 import pytest
 from matplotlib.figure import Figure
 from tcplab import Result
-from tcplab.plots import FIGURES, save_plots
+from tcplab.plots import FIGURES, RADIO_FIGURES, save_plots
 from tcplab.plots.figures import (
     ALGORITHM_COLOURS,
     algorithm_colour,
     backlog_figure,
     cwnd_figure,
     flow_styles,
+    nlos_spans,
+    radio_figure,
     throughput_figure,
 )
 
@@ -122,3 +124,36 @@ def test_a_result_without_samples_still_draws_and_says_so() -> None:
         figure = make_figure(empty)
         assert isinstance(figure, Figure)
         assert "no samples" in [text.get_text() for text in figure.axes[0].texts]
+
+
+def test_a_cell_run_also_draws_the_radio_figure(mmwave_result: Result, tmp_path: Path) -> None:
+    paths = save_plots(mmwave_result, tmp_path / "plots")
+    assert [path.stem for path in paths] == [*FIGURES, *RADIO_FIGURES]
+    figure = radio_figure(mmwave_result)
+    sinr_axes, capacity_axes = figure.axes
+    assert (sinr_axes.get_ylabel(), capacity_axes.get_ylabel()) == (
+        "SINR (dB)",
+        "DL PHY rate at the MCS (Mbps)",
+    )
+    assert [line.get_label() for line in sinr_axes.lines] == ["ue0"]
+
+
+def test_spans_without_line_of_sight_are_shaded_in_every_time_series(mmwave_result: Result) -> None:
+    assert nlos_spans(mmwave_result) == {"ue0": [(0.25, 0.75)]}
+    axes = throughput_figure(mmwave_result).axes[0]
+    shaded = [patch for patch in axes.patches if patch.get_label() == "ue0: no line of sight"]
+    assert len(shaded) == 1
+    assert nlos_spans(synthetic_result(["cubic"])) == {}
+
+
+def test_spans_at_the_ends_of_the_run_are_closed_at_the_last_sample() -> None:
+    result = synthetic_result(["cubic"], samples=6)
+    radio = pl.DataFrame(
+        {
+            "t_s": [0.0, 0.1, 0.2, 0.3, 0.4, 0.5] * 2,
+            "ue": ["a"] * 6 + ["b"] * 6,
+            "los": [0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 1.0],
+        }
+    )
+    spans = nlos_spans(Result(result.scenario, result.summary, result.flows, result.links, None, radio))
+    assert spans == {"a": [(0.0, 0.2), (0.4, 0.5)], "b": [(0.1, 0.2), (0.3, 0.4)]}

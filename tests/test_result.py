@@ -37,6 +37,17 @@ LINK_COLUMNS = {
     "ce_marks": pl.Float64,
 }
 RTT_COLUMNS = {"t_s": pl.Float64, "flow": pl.UInt32, "rtt_ms": pl.Float64}
+RADIO_COLUMNS = {
+    "t_s": pl.Float64,
+    "ue": pl.String,
+    **{
+        name: pl.Float64
+        for name in (
+            "sinr_db los cqi mcs capacity_mbps rlc_backlog_bytes rlc_drops harq_retx ul_mcs"
+            " ul_capacity_mbps ul_rlc_backlog_bytes ul_rlc_drops ul_harq_retx"
+        ).split()
+    },
+}
 LOSSY = {"topology.bottleneck.loss": 0.02}
 
 
@@ -45,10 +56,11 @@ def assert_same_result(actual: Result, expected: Result) -> None:
     assert actual.summary == expected.summary
     assert_frame_equal(actual.flows, expected.flows)
     assert_frame_equal(actual.links, expected.links)
-    if expected.rtt is None:
-        assert actual.rtt is None
-    else:
-        assert_frame_equal(actual.rtt, expected.rtt)
+    for name in ("rtt", "radio"):
+        if getattr(expected, name) is None:
+            assert getattr(actual, name) is None
+        else:
+            assert_frame_equal(getattr(actual, name), getattr(expected, name))
 
 
 def assert_same_series(actual: Result, expected: Result) -> None:
@@ -207,6 +219,29 @@ def test_without_recorded_rtt_there_is_no_rtt_file(tiny_result: Result, tmp_path
     directory = tiny_result.save(tmp_path / "run", plots=False)
     assert not (directory / "rtt.parquet").exists()
     assert tcplab.load(directory).rtt is None
+    assert not (directory / "radio.parquet").exists()
+    assert tcplab.load(directory).radio is None
+
+
+def test_a_cell_run_has_a_radio_series_per_user_and_interval(mmwave_result: Result) -> None:
+    radio = mmwave_result.radio
+    assert dict(radio.schema) == RADIO_COLUMNS
+    assert radio["ue"].unique().to_list() == ["ue0"]
+    assert radio.height == 100  # 1 s at 10 ms
+    blocked = radio.filter(pl.col("los") == 0)["t_s"]
+    assert (blocked.min(), blocked.max()) == (0.25, 0.74)
+    los_sinr = radio.filter((pl.col("los") == 1) & (pl.col("t_s") > 0))["sinr_db"].mean()
+    assert los_sinr - radio.filter(pl.col("t_s") > 0.3)["sinr_db"].min() > 25
+    # The interval counters add up to the run's totals.
+    user = mmwave_result.summary["radio"][0]
+    assert radio["rlc_drops"].sum() == user["rlc_drops"] > 0
+    assert radio["harq_retx"].sum() == user["harq_retx"]
+
+
+def test_the_radio_series_is_saved_and_loaded(mmwave_result: Result, tmp_path: Path) -> None:
+    directory = mmwave_result.save(tmp_path / "run")
+    assert (directory / "radio.parquet").exists() and (directory / "plots" / "radio.png").exists()
+    assert_same_result(tcplab.load(directory), mmwave_result)
 
 
 def test_the_saved_scenario_reproduces_the_run(tmp_path: Path) -> None:

@@ -434,3 +434,77 @@ def test_an_unreachable_destination_is_a_scenario_error_when_the_run_starts() ->
 def test_both_bases_of_the_table_are_valid() -> None:
     validate(DUMBBELL)
     validate(EXPLICIT)
+
+
+def test_a_study_case_applies_its_overrides_and_is_named_after_it() -> None:
+    document = load("siad-mmwave:bbr-4MB")
+    assert document["flows"][0]["cc"] == "bbr"
+    assert document["topology"]["rlc"]["buffer"] == "4MB"
+    assert document["name"] == "siad-mmwave-bbr-4MB"
+    assert "study" not in document and "study" not in load("siad-mmwave")
+
+
+def test_cases_cross_the_axes_in_file_order() -> None:
+    assert list(studies.find("siad-mmwave").cases) == [
+        f"{cc}-{buffer}" for cc in ("siad", "bbr") for buffer in ("4MB", "7MB", "20MB", "40MB")
+    ]
+    assert len(studies.find("mmwave-5cc").cases) == 15
+    assert studies.find("rtt-lens").cases == {}
+
+
+def test_every_case_of_every_study_is_a_valid_scenario() -> None:
+    for study in studies.all_studies().values():
+        for case in study.cases:
+            assert resolve(f"{study.name}:{case}")["name"] == f"{study.name}-{case}"
+
+
+def test_a_file_with_axes_has_cases_too(tmp_path: Path) -> None:
+    path = tmp_path / "sweep.toml"
+    path.write_text(TINY_SCENARIO + '\n[study.axes.cc.bbr]\n"flows.0.cc" = "bbr"\n')
+    assert load(f"{path}:bbr")["flows"][0]["cc"] == "bbr"
+    assert load(path)["flows"][0]["cc"] == "cubic"
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("siad-mmwave:bbr-5MB", "siad-mmwave:bbr-5MB: no such case (cases: siad-4MB, "),
+        ("rtt-lens:bbr", "rtt-lens:bbr: no such case (cases: none: it has no [study.axes] table)"),
+    ],
+)
+def test_an_unknown_case_is_a_one_line_error_listing_the_cases(source: str, expected: str) -> None:
+    with pytest.raises(ScenarioError) as error:
+        load(source)
+    assert str(error.value).startswith(expected) and "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize(
+    ("study_table", "expected"),
+    [
+        ('[study]\nname = "x"\n', "[study] may only hold an axes table"),
+        ("[study.axes]\ncc = 1\n", "study.axes.cc must be a table of values"),
+        ("[study.axes.cc]\nbbr = 1\n", "study.axes.cc.bbr must be a table of dotted-key overrides"),
+    ],
+)
+def test_a_malformed_study_table_is_a_one_line_error(
+    tmp_path: Path, study_table: str, expected: str
+) -> None:
+    path = tmp_path / "sweep.toml"
+    path.write_text(TINY_SCENARIO + "\n" + study_table)
+    with pytest.raises(ScenarioError) as error:
+        load(f"{path}:bbr")
+    assert str(error.value) == f"{path}: {expected}"
+
+
+def test_the_examples_of_the_scenario_format_page_are_valid() -> None:
+    text = (Path(__file__).resolve().parents[1] / "docs" / "scenario-format.md").read_text()
+    examples = [block for block in text.split("```toml\n")[1:] if "[topology]" in block]
+    assert len(examples) == 3
+    for example in examples:
+        document = example.split("```")[0]
+        if "duration" not in document:
+            document = 'duration = "40s"\n' + document
+        if "[[flows]]" not in document:
+            ends = 'src = "h1"\ndst = "h2"\n' if '"explicit"' in document else ""
+            document += f'\n[[flows]]\ncc = "cubic"\n{ends}'
+        assert resolve(document)["flows"][0]["cc"]["kind"] == "cubic"
