@@ -1,9 +1,8 @@
-//! 5G mmWave radio access (radio-models.md Part A): the building blocks of the lean model
-//! that will sit behind a `LinkModel` — geometry and line of sight, mobility, the channel
-//! (noise, path loss, blockage, shadowing, beamforming gain, SINR), the PHY (frame
-//! structure, AMC, HARQ), the FlexTTI MAC scheduler, RLC AM with PDCP, and the cell that
-//! runs them TTI by TTI (downlink). The uplink and the wiring into the simulator as a
-//! `LinkModel` follow in a later change (issue 4).
+//! 5G mmWave radio access (radio-models.md Part A): geometry and line of sight, mobility, the
+//! channel (noise, path loss, blockage, shadowing, beamforming gain, SINR), the PHY (frame
+//! structure, AMC, HARQ), the FlexTTI MAC scheduler, RLC AM with PDCP, and the cell that runs
+//! them TTI by TTI in both directions; the simulator drives the cell (crates/sim/src/mmwave.rs
+//! and world.rs, docs/architecture.md).
 
 pub mod channel;
 pub mod cell;
