@@ -4,6 +4,7 @@
 
 pub mod link;
 pub mod mmwave;
+pub mod wifi;
 pub mod queue;
 pub mod routing;
 
