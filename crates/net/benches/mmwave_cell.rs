@@ -7,6 +7,7 @@ use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughpu
 use std::hint::black_box;
 use tcplab_core::{DataHeader, Ecn, Packet, SimDuration, SimTime};
 use tcplab_net::mmwave::cell::{CellConfig, Direction, MmWaveCell, RadioDelivery};
+use tcplab_net::radio::RadioCell;
 use tcplab_net::mmwave::channel::ChannelConfig;
 use tcplab_net::mmwave::geometry::{Building, LosTest, Position};
 use tcplab_net::mmwave::mobility::{Mobility, Waypoint, WaypointPath};

@@ -6,6 +6,7 @@ pub mod link;
 pub mod mmwave;
 pub mod wifi;
 pub mod queue;
+pub mod radio;
 pub mod routing;
 
 pub use link::{Direction, LinkModel, Transmission, WiredLink};

@@ -3,6 +3,7 @@
 
 use crate::world::World;
 use serde::Serialize;
+use tcplab_net::radio::RadioCell;
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct FlowSummary {

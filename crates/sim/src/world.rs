@@ -11,6 +11,7 @@ use crate::build::{build, Flow, Network};
 use crate::recorder::{FlowSeries, LinkSeries, RadioSeries, RttSeries, RttStats};
 use std::collections::VecDeque;
 use tcplab_net::mmwave::cell::RadioDelivery;
+use tcplab_net::radio::RadioCell;
 use crate::resolve::ScenarioError;
 use crate::scenario::Scenario;
 use tcplab_core::{FlowId, LinkId, NodeId, Packet, PacketKind, Scheduler, SimDuration, SimTime};

@@ -72,11 +72,12 @@ use super::geometry::{Building, LosTest, Position};
 use super::mobility::{LosTimeline, Mobility};
 use super::phy::{cqi_from_sinr, ue_best_mcs, FrameConfig, HarqOutcome, Mcs, HARQ_PROCESSES};
 use super::rlc::{PduId, RlcAm, RlcConfig};
-pub use super::scheduler::Direction;
+pub use crate::radio::{Direction, RadioDelivery};
+use crate::radio::RadioCell;
 use super::scheduler::{Allocation, FlexTtiScheduler, SharingPolicy, UeDemand};
 
 /// Index of a UE in the cell, in the order of `CellConfig::ues`.
-pub type UeId = usize;
+pub type UeId = crate::radio::UserId;
 
 /// Subframes from a scheduling decision to the subframe it fills, plus the current one:
 /// the ring of decided allocations has one slot per subframe in that window (A6 lead = 2).
@@ -111,15 +112,6 @@ pub struct CellConfig {
     /// The uplink's transmit power and receiver noise figure (A3: 30 dBm, 5 dB).
     pub ue_tx_power_dbm: f64,
     pub enb_noise_figure_db: f64,
-}
-
-/// A packet the cell handed over: to UE `ue` (DL) or to the eNB from UE `ue` (UL).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RadioDelivery {
-    pub at: SimTime,
-    pub ue: UeId,
-    pub direction: Direction,
-    pub packet: Packet,
 }
 
 /// The radio state of one UE for the recorder.
@@ -354,52 +346,6 @@ impl MmWaveCell {
         self.ues.len()
     }
 
-    /// A packet reaches PDCP at `now`: at the eNB for `ue` (DL) or at `ue` for the eNB (UL).
-    /// Returns false if RLC tail-dropped it (or one of its fragments). Call `advance_to(now)`
-    /// first.
-    pub fn enqueue(&mut self, ue: UeId, direction: Direction, packet: Packet, now: SimTime) -> bool {
-        if !self.has_work() {
-            self.skip_idle_until(now);
-        }
-        let mtu = self.ip_mtu;
-        self.ues[ue].bearer(direction).enqueue(packet, mtu, now)
-    }
-
-    /// Runs every subframe boundary and every HARQ outcome at or before `now`, appending the
-    /// packets handed over in time order.
-    pub fn advance_to(&mut self, now: SimTime, out: &mut Vec<RadioDelivery>) {
-        loop {
-            if !self.has_work() {
-                self.skip_idle_until(now);
-                return;
-            }
-            match self.pending.first() {
-                Some(p) if p.at <= self.next_subframe && p.at <= now => self.act_on_first_outcome(out),
-                _ if self.next_subframe <= now => self.run_subframe(),
-                _ => return,
-            }
-        }
-    }
-
-    /// The instant `advance_to` next has something to do: the next HARQ outcome or subframe
-    /// boundary while any work is pending; None for an idle cell.
-    pub fn next_event(&self) -> Option<SimTime> {
-        if !self.has_work() {
-            return None;
-        }
-        Some(self.pending.first().map_or(self.next_subframe, |p| p.at.min(self.next_subframe)))
-    }
-
-    /// IP packets accepted and not yet handed over (in RLC or on air), both directions.
-    pub fn packets_held(&self) -> u64 {
-        self.bearers().map(|b| b.packets_offered - b.packets_dropped - b.packets_delivered).sum()
-    }
-
-    /// IP packets lost to RLC tail drop so far, both directions.
-    pub fn packets_dropped(&self) -> u64 {
-        self.bearers().map(|b| b.packets_dropped).sum()
-    }
-
     fn bearers(&self) -> impl Iterator<Item = &Bearer> {
         self.ues.iter().flat_map(|u| &u.bearers)
     }
@@ -559,6 +505,54 @@ impl MmWaveCell {
         self.last_subframe = t;
         self.next_subframe = t + self.frame.tti();
         self.slot = (slot + 1) % ALLOCATION_SLOTS;
+    }
+}
+
+impl RadioCell for MmWaveCell {
+    /// A packet reaches PDCP at `now`: at the eNB for `ue` (DL) or at `ue` for the eNB (UL).
+    /// Returns false if RLC tail-dropped it (or one of its fragments). Call `advance_to(now)`
+    /// first.
+    fn enqueue(&mut self, ue: UeId, direction: Direction, packet: Packet, now: SimTime) -> bool {
+        if !self.has_work() {
+            self.skip_idle_until(now);
+        }
+        let mtu = self.ip_mtu;
+        self.ues[ue].bearer(direction).enqueue(packet, mtu, now)
+    }
+
+    /// Runs every subframe boundary and every HARQ outcome at or before `now`, appending the
+    /// packets handed over in time order.
+    fn advance_to(&mut self, now: SimTime, out: &mut Vec<RadioDelivery>) {
+        loop {
+            if !self.has_work() {
+                self.skip_idle_until(now);
+                return;
+            }
+            match self.pending.first() {
+                Some(p) if p.at <= self.next_subframe && p.at <= now => self.act_on_first_outcome(out),
+                _ if self.next_subframe <= now => self.run_subframe(),
+                _ => return,
+            }
+        }
+    }
+
+    /// The instant `advance_to` next has something to do: the next HARQ outcome or subframe
+    /// boundary while any work is pending; None for an idle cell.
+    fn next_event(&self) -> Option<SimTime> {
+        if !self.has_work() {
+            return None;
+        }
+        Some(self.pending.first().map_or(self.next_subframe, |p| p.at.min(self.next_subframe)))
+    }
+
+    /// IP packets accepted and not yet handed over (in RLC or on air), both directions.
+    fn packets_held(&self) -> u64 {
+        self.bearers().map(|b| b.packets_offered - b.packets_dropped - b.packets_delivered).sum()
+    }
+
+    /// IP packets lost to RLC tail drop so far, both directions.
+    fn packets_dropped(&self) -> u64 {
+        self.bearers().map(|b| b.packets_dropped).sum()
     }
 }
 

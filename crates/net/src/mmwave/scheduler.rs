@@ -60,22 +60,7 @@ const UL_HEADER_ALLOWANCE_BYTES: u32 = 3 + 8 + 10;
 /// Floor of the proportional-fair average, bit/s, so an unserved flow has a finite metric.
 const PF_MIN_AVERAGE_BPS: f64 = 1.0;
 
-/// Link direction of an allocation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Direction {
-    Dl,
-    Ul,
-}
-
-impl Direction {
-    /// 0 for DL, 1 for UL (index of per-direction arrays).
-    pub fn index(self) -> usize {
-        match self {
-            Direction::Dl => 0,
-            Direction::Ul => 1,
-        }
-    }
-}
+pub use crate::radio::Direction;
 
 /// How the data symbols are shared when the needs of all flows do not fit.
 #[derive(Clone, Copy, Debug, PartialEq)]

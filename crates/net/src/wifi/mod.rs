@@ -2,5 +2,6 @@
 //! interframe spaces, noise), the SNR → packet-error models, and the BSS that runs EDCA
 //! contention, A-MPDU aggregation, BlockAck and retries among the stations and their AP.
 
+pub mod bss;
 pub mod error;
 pub mod phy;
