@@ -9,6 +9,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Instant;
+use tcplab_sim::build::Cell;
 use tcplab_sim::{resolve_json, RunError, RunOutput};
 
 create_exception!(_core, ScenarioError, PyValueError, "A scenario that tcplab cannot run; the message names the key path.");
@@ -49,8 +50,15 @@ fn u32_column<'py>(py: Python<'py>, values: &[u32]) -> (&'static str, Bound<'py,
     ("u32", PyBytes::new(py, &bytes))
 }
 
-/// The flows, links, (when recorded) rtt and (with an mmWave cell) radio column dicts of a run.
-type Frames<'py> = (Bound<'py, PyDict>, Bound<'py, PyDict>, Option<Bound<'py, PyDict>>, Option<Bound<'py, PyDict>>);
+/// The flows, links, (when recorded) rtt, (with an mmWave cell) radio and (with a WiFi BSS)
+/// wifi column dicts of a run.
+struct Frames<'py> {
+    flows: Bound<'py, PyDict>,
+    links: Bound<'py, PyDict>,
+    rtt: Option<Bound<'py, PyDict>>,
+    radio: Option<Bound<'py, PyDict>>,
+    wifi: Option<Bound<'py, PyDict>>,
+}
 
 fn columns<'py>(py: Python<'py>, out: &RunOutput) -> PyResult<Frames<'py>> {
     let w = &out.world;
@@ -93,21 +101,35 @@ fn columns<'py>(py: Python<'py>, out: &RunOutput) -> PyResult<Frames<'py>> {
     } else {
         None
     };
-    let radio = match &w.net.radio {
-        Some(cell) => {
-            let rs = &w.radio_series;
-            let d = PyDict::new(py);
-            d.set_item("t_s", f64_column(py, &rs.t_s))?;
-            let names: Vec<&str> = rs.ue.iter().map(|&i| w.net.nodes[cell.ue_nodes[i as usize] as usize].name.as_str()).collect();
-            d.set_item("ue", PyList::new(py, names)?)?;
-            for (name, col) in rs.f64_columns() {
-                d.set_item(name, f64_column(py, col))?;
+    let (mut radio, mut wifi) = (None, None);
+    if let Some(access) = &w.net.radio {
+        let node_name = |node: u32| w.net.nodes[node as usize].name.as_str();
+        let d = PyDict::new(py);
+        match access.cell {
+            Cell::Mmwave(_) => {
+                let rs = &w.radio_series;
+                d.set_item("t_s", f64_column(py, &rs.t_s))?;
+                let names: Vec<&str> = rs.ue.iter().map(|&i| node_name(access.ue_nodes[i as usize])).collect();
+                d.set_item("ue", PyList::new(py, names)?)?;
+                for (name, col) in rs.f64_columns() {
+                    d.set_item(name, f64_column(py, col))?;
+                }
+                radio = Some(d);
             }
-            Some(d)
+            Cell::Wifi(_) => {
+                let ws = &w.wifi_series;
+                d.set_item("t_s", f64_column(py, &ws.t_s))?;
+                d.set_item("bss", PyList::new(py, ws.device.iter().map(|_| node_name(access.base)))?)?;
+                let device = |i: u32| if i == 0 { access.base } else { access.ue_nodes[i as usize - 1] };
+                d.set_item("station", PyList::new(py, ws.device.iter().map(|&i| node_name(device(i))))?)?;
+                for (name, col) in ws.f64_columns() {
+                    d.set_item(name, f64_column(py, col))?;
+                }
+                wifi = Some(d);
+            }
         }
-        None => None,
-    };
-    Ok((flows, links, rtt, radio))
+    }
+    Ok(Frames { flows, links, rtt, radio, wifi })
 }
 
 /// Runs a scenario (JSON text). `seed` overrides the scenario's seed; `progress(fraction)`
@@ -155,11 +177,12 @@ fn run<'py>(py: Python<'py>, scenario_json: &str, seed: Option<u64>, progress: O
     let dict = PyDict::new(py);
     dict.set_item("scenario", serde_json::to_string(&out.scenario).expect("scenario serializes"))?;
     dict.set_item("summary", serde_json::to_string(&summary).expect("summary serializes"))?;
-    let (flows, links, rtt, radio) = columns(py, &out)?;
-    dict.set_item("flows", flows)?;
-    dict.set_item("links", links)?;
-    dict.set_item("rtt", rtt)?;
-    dict.set_item("radio", radio)?;
+    let frames = columns(py, &out)?;
+    dict.set_item("flows", frames.flows)?;
+    dict.set_item("links", frames.links)?;
+    dict.set_item("rtt", frames.rtt)?;
+    dict.set_item("radio", frames.radio)?;
+    dict.set_item("wifi", frames.wifi)?;
     Ok(dict)
 }
 

@@ -1,6 +1,6 @@
 //! Builds the simulated world from a resolved scenario: node and link tables (a dumbbell
-//! expands into hosts, routers and links; an mmWave topology into its core network and a
-//! cell whose radio hops join the routing table), queues, link models with their own random
+//! expands into hosts, routers and links, with its senders on a WiFi BSS if asked; an mmWave
+//! topology into its core network and a cell; a cell's radio hops join the routing table), queues, link models with their own random
 //! streams, routes, and one TCP sender/receiver pair per flow with its application.
 
 use crate::resolve::ScenarioError;
@@ -9,7 +9,9 @@ use crate::units::{BufferValue, EcnThresholdValue};
 use tcplab_cc::INFINITE_SSTHRESH;
 use crate::mmwave::{ENB, PGW, REMOTE};
 use tcplab_core::{LinkId, NodeId, SimDuration, SimRng, SimTime};
-use tcplab_net::mmwave::cell::{Direction as RadioDirection, MmWaveCell, UeId};
+use tcplab_net::mmwave::cell::MmWaveCell;
+use tcplab_net::radio::{Direction as RadioDirection, RadioCell, UserId};
+use tcplab_net::wifi::bss::WifiBss;
 use tcplab_net::{CeThreshold, Direction, DropPolicy, FifoQueue, Node, NodeRole, QueueLimit, RoutingTable, WiredLink};
 use tcplab_tcp::{DelayedAck, EcnMode, PacingMode, RtoMode, TcpConfig, TcpReceiver, TcpSender};
 
@@ -44,24 +46,46 @@ pub struct Network {
     pub nodes: Vec<Node>,
     /// Wired link directions; their index is their `LinkId`.
     pub links: Vec<Direction>,
-    /// The mmWave cell, if the topology has one; its radio hops follow the wired links in
-    /// the routing table's `LinkId` space.
+    /// The radio cell (mmWave cell or WiFi BSS), if the topology has one; its radio hops
+    /// follow the wired links in the routing table's `LinkId` space.
     pub radio: Option<RadioAccess>,
     pub routes: RoutingTable,
     pub flows: Vec<Flow>,
 }
 
-/// One hop across the radio: eNB → UE (downlink) or UE → eNB (uplink).
+/// One hop across the radio: base → user (downlink) or user → base (uplink).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RadioHop {
-    pub ue: UeId,
+    pub ue: UserId,
     pub direction: RadioDirection,
+}
+
+/// The kinds of radio cell.
+pub enum Cell {
+    Mmwave(MmWaveCell),
+    Wifi(WifiBss),
+}
+
+impl Cell {
+    pub fn radio(&self) -> &dyn RadioCell {
+        match self {
+            Cell::Mmwave(c) => c,
+            Cell::Wifi(c) => c,
+        }
+    }
+    pub fn radio_mut(&mut self) -> &mut dyn RadioCell {
+        match self {
+            Cell::Mmwave(c) => c,
+            Cell::Wifi(c) => c,
+        }
+    }
 }
 
 /// A cell and how it joins the network.
 pub struct RadioAccess {
-    pub cell: MmWaveCell,
-    pub enb: NodeId,
+    pub cell: Cell,
+    /// The eNB or the access point.
+    pub base: NodeId,
     /// Node of each UE, in UE order.
     pub ue_nodes: Vec<NodeId>,
     /// `LinkId` of the first radio hop; hop k is `first_hop + k`.
@@ -76,11 +100,26 @@ impl RadioAccess {
     }
 
     /// The node a delivery over `hop` reaches.
-    pub fn far_end(&self, ue: UeId, direction: RadioDirection) -> NodeId {
+    pub fn far_end(&self, ue: UserId, direction: RadioDirection) -> NodeId {
         match direction {
             RadioDirection::Dl => self.ue_nodes[ue],
-            RadioDirection::Ul => self.enb,
+            RadioDirection::Ul => self.base,
         }
+    }
+
+    fn new(cell: Cell, base: NodeId, ue_nodes: Vec<NodeId>, first_hop: LinkId) -> RadioAccess {
+        let hops = (0..ue_nodes.len())
+            .flat_map(|ue| [RadioHop { ue, direction: RadioDirection::Dl }, RadioHop { ue, direction: RadioDirection::Ul }])
+            .collect();
+        RadioAccess { cell, base, ue_nodes, first_hop, hops }
+    }
+
+    /// (from, to) of every radio hop, in `LinkId` order.
+    fn edges(&self) -> impl Iterator<Item = (NodeId, NodeId)> + '_ {
+        self.hops.iter().map(|h| match h.direction {
+            RadioDirection::Dl => (self.base, self.ue_nodes[h.ue]),
+            RadioDirection::Ul => (self.ue_nodes[h.ue], self.base),
+        })
     }
 }
 
@@ -238,8 +277,10 @@ pub fn build(scenario: &Scenario) -> Result<Network, ScenarioError> {
             }
             b.add_link("left", "right", &d.bottleneck, None);
             for i in 0..pairs as usize {
-                let delay = d.access_delays.as_ref().map(|v| v[i].0);
-                b.add_link(&format!("s{i}"), "left", &d.access, delay);
+                if d.wifi.is_none() {
+                    let delay = d.access_delays.as_ref().map(|v| v[i].0);
+                    b.add_link(&format!("s{i}"), "left", &d.access, delay);
+                }
                 b.add_link("right", &format!("r{i}"), &d.access, None);
             }
         }
@@ -258,6 +299,15 @@ pub fn build(scenario: &Scenario) -> Result<Network, ScenarioError> {
         }
     }
     let mut radio = None;
+    if let Topology::Dumbbell(d) = &scenario.topology {
+        if let Some(wifi) = &d.wifi {
+            let pairs = d.pairs.expect("resolved dumbbells have pairs");
+            let config = wifi.clone().resolve(pairs)?;
+            let stations = (0..pairs).map(|i| b.node_id(&format!("s{i}"))).collect();
+            let bss = Cell::Wifi(WifiBss::new(config, scenario.seed));
+            radio = Some(RadioAccess::new(bss, b.node_id("left"), stations, b.links.len() as LinkId));
+        }
+    }
     if let Topology::Mmwave(m) = &scenario.topology {
         for (name, host) in m.node_names() {
             b.nodes.push(Node { name, role: if host { NodeRole::Host } else { NodeRole::Router } });
@@ -267,23 +317,12 @@ pub fn build(scenario: &Scenario) -> Result<Network, ScenarioError> {
         let config = m.cell_config(SimTime::ZERO + scenario.duration.0, m.remote.mtu)?;
         let cell = MmWaveCell::new(config, scenario.seed)
             .map_err(|e| ScenarioError::new("topology", e.to_string()))?;
-        let hops = (0..m.ues.len())
-            .flat_map(|ue| [RadioHop { ue, direction: RadioDirection::Dl }, RadioHop { ue, direction: RadioDirection::Ul }])
-            .collect();
-        radio = Some(RadioAccess {
-            cell,
-            enb: b.node_id(ENB),
-            ue_nodes: m.ue_names().iter().map(|n| b.node_id(n)).collect(),
-            first_hop: b.links.len() as LinkId,
-            hops,
-        });
+        let ues = m.ue_names().iter().map(|n| b.node_id(n)).collect();
+        radio = Some(RadioAccess::new(Cell::Mmwave(cell), b.node_id(ENB), ues, b.links.len() as LinkId));
     }
     let mut edges: Vec<(NodeId, NodeId)> = b.links.iter().map(|l| (l.from, l.to)).collect();
     if let Some(r) = &radio {
-        edges.extend(r.hops.iter().map(|h| match h.direction {
-            RadioDirection::Dl => (r.enb, r.ue_nodes[h.ue]),
-            RadioDirection::Ul => (r.ue_nodes[h.ue], r.enb),
-        }));
+        edges.extend(r.edges());
     }
     let routes = RoutingTable::shortest_paths(b.nodes.len(), &edges);
     let mut flows = Vec::with_capacity(scenario.flows.len());

@@ -8,6 +8,7 @@ pub mod resolve;
 pub mod scenario;
 pub mod summary;
 pub mod units;
+pub mod wifi;
 pub mod world;
 
 pub use resolve::{resolve, resolve_json, ScenarioError};

@@ -1,6 +1,6 @@
 //! The recorder: time series sampled at `sample_interval` into preallocated columnar
 //! vectors (one Vec per column) — flows, queues and, with an mmWave cell, the radio state
-//! of each UE — per-ACK RTT samples when asked, and streaming RTT
+//! of each UE, with a WiFi BSS the MAC counters of each device — per-ACK RTT samples when asked, and streaming RTT
 //! statistics per flow for the summary (a log-bucket histogram: memory does not grow with
 //! simulated time). Column names carry their units (design.md §4).
 
@@ -130,6 +130,59 @@ impl RadioSeries {
             ("ul_rlc_backlog_bytes", &self.ul_rlc_backlog_bytes),
             ("ul_rlc_drops", &self.ul_rlc_drops),
             ("ul_harq_retx", &self.ul_harq_retx),
+        ]
+    }
+}
+
+/// Per-device series of a WiFi BSS (wifi.parquet): the access point (device 0) and each
+/// station; counts are during the interval, `airtime_busy` is the fraction of the interval
+/// the medium was busy (the same on every row of a BSS).
+#[derive(Clone, Debug, Default)]
+pub struct WifiSeries {
+    pub t_s: Vec<f64>,
+    /// 0 for the access point, i + 1 for station i (wifi.parquet has the node names).
+    pub device: Vec<u32>,
+    pub phy_rate_mbps: Vec<f64>,
+    /// PPDUs this device sent that collided.
+    pub collisions: Vec<f64>,
+    /// MPDU retransmissions this device sent.
+    pub retries: Vec<f64>,
+    /// Packets this device dropped (retry limit, queue lifetime, full queue).
+    pub mac_drops: Vec<f64>,
+    /// MPDUs addressed to this device lost to bit errors.
+    pub phy_drops: Vec<f64>,
+    pub airtime_busy: Vec<f64>,
+}
+
+impl WifiSeries {
+    pub fn with_capacity(rows: usize) -> Self {
+        let col = || Vec::with_capacity(rows);
+        WifiSeries { t_s: col(), device: Vec::with_capacity(rows), phy_rate_mbps: col(), collisions: col(), retries: col(), mac_drops: col(), phy_drops: col(), airtime_busy: col() }
+    }
+
+    /// Appends one row; `counters` are the device's cumulative [collisions, retries,
+    /// MAC drops, PHY drops] now and `before` at the previous sample.
+    pub fn push(&mut self, t_s: f64, device: u32, phy_rate_mbps: f64, counters: [u64; 4], before: [u64; 4], airtime_busy: f64) {
+        let delta = |k: usize| (counters[k] - before[k]) as f64;
+        self.t_s.push(t_s);
+        self.device.push(device);
+        self.phy_rate_mbps.push(phy_rate_mbps);
+        self.collisions.push(delta(0));
+        self.retries.push(delta(1));
+        self.mac_drops.push(delta(2));
+        self.phy_drops.push(delta(3));
+        self.airtime_busy.push(airtime_busy);
+    }
+
+    /// (name, column) of every f64 column, in output order.
+    pub fn f64_columns(&self) -> [(&'static str, &[f64]); 6] {
+        [
+            ("phy_rate_mbps", &self.phy_rate_mbps),
+            ("collisions", &self.collisions),
+            ("retries", &self.retries),
+            ("mac_drops", &self.mac_drops),
+            ("phy_drops", &self.phy_drops),
+            ("airtime_busy", &self.airtime_busy),
         ]
     }
 }

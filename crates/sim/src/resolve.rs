@@ -161,11 +161,15 @@ fn check(s: &mut Scenario) -> Result<(), ScenarioError> {
         Topology::Dumbbell(d) => {
             let pairs = d.pairs.unwrap_or(s.flows.len() as u32);
             if pairs == 0 {
-                return Err(ScenarioError::new("topology.pairs", "must be at least 1"));
+                let what = if d.wifi.is_some() { "; the WiFi stations are the senders, so a BSS needs one" } else { "" };
+                return Err(ScenarioError::new("topology.pairs", format!("must be at least 1{what}")));
             }
             d.pairs = Some(pairs);
             check_link(&d.bottleneck, "topology.bottleneck", false)?;
             check_link(&d.access, "topology.access", false)?;
+            if let Some(wifi) = &mut d.wifi {
+                wifi.resolve(pairs)?;
+            }
             if let Some(delays) = &d.access_delays {
                 if delays.len() != pairs as usize {
                     return Err(ScenarioError::new("topology.access_delays", format!("has {} entries; one per pair ({pairs}) is required", delays.len())));

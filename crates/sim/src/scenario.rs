@@ -3,6 +3,7 @@
 //! run, with every default filled in. Parsing and checking live in `resolve.rs`.
 
 use crate::mmwave::MmwaveTopology;
+use crate::wifi::WifiSpec;
 use crate::units::{BufferValue, DurationValue, EcnThresholdValue, RateValue, SizeValue};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -263,7 +264,7 @@ pub enum Topology {
 
 impl Topology {
     pub const ALL: [(&'static str, &'static str); 3] = [
-        ("dumbbell", "N sender/receiver pairs, access links, one bottleneck (left->right); per-pair access delays"),
+        ("dumbbell", "N sender/receiver pairs, access links, one bottleneck (left->right); per-pair access delays; optionally the senders on a WiFi 4/6 BSS"),
         ("explicit", "nodes and full-duplex links listed one by one; static shortest-path routing"),
         ("mmwave", "remote host - SGi - PGW - S1-U - 5G mmWave eNB - moving UEs, buildings blocking line of sight"),
     ];
@@ -284,6 +285,10 @@ pub struct Dumbbell {
     /// `access.delay` there), so RTTs can differ.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub access_delays: Option<Vec<DurationValue>>,
+    /// The senders are the stations of one WiFi BSS whose access point is router `left`,
+    /// in place of their access links (the receivers keep theirs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wifi: Option<WifiSpec>,
 }
 
 fn default_access() -> LinkSpec {

@@ -3,7 +3,8 @@
 
 use crate::world::World;
 use serde::Serialize;
-use tcplab_net::radio::RadioCell;
+use crate::build::Cell;
+use tcplab_core::NodeId;
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct FlowSummary {
@@ -75,12 +76,44 @@ pub struct RunInfo {
     pub backend: String,
 }
 
+/// A WiFi BSS over the run (a dumbbell with `topology.wifi`).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct WifiSummary {
+    /// The access point's node.
+    pub bss: String,
+    pub mcs: u32,
+    pub phy_rate_mbps: f64,
+    pub snr_db: f64,
+    /// Fraction of the run the medium was busy.
+    pub airtime_busy: f64,
+    /// MPDUs addressed to the AP lost at its PHY (bit errors and collisions) over all MPDUs
+    /// sent to it: the study's drop ratio at the AP.
+    pub ap_drop_ratio: f64,
+    /// The AP first, then each station.
+    pub devices: Vec<WifiDeviceSummary>,
+}
+
+/// One device of a BSS: what it sent and what reached it.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct WifiDeviceSummary {
+    pub device: String,
+    pub ppdus: u64,
+    pub collisions: u64,
+    pub retries: u64,
+    pub mac_drops: u64,
+    pub rx_ok_mpdus: u64,
+    pub rx_error_mpdus: u64,
+    pub rx_collision_mpdus: u64,
+}
+
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Summary {
     pub flows: Vec<FlowSummary>,
     pub links: Vec<LinkSummary>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub radio: Vec<RadioSummary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wifi: Option<WifiSummary>,
     /// Jain's fairness index of the flows' goodputs.
     pub fairness_jain: f64,
     pub run: RunInfo,
@@ -162,6 +195,7 @@ pub fn summarize(w: &World) -> Summary {
         flows,
         links,
         radio: radio_summaries(w),
+        wifi: wifi_summary(w, end.as_secs_f64()),
         run: RunInfo {
             seed: w.scenario.seed,
             sim_seconds: end.as_secs_f64(),
@@ -175,7 +209,7 @@ pub fn summarize(w: &World) -> Summary {
 }
 
 fn radio_summaries(w: &World) -> Vec<RadioSummary> {
-    let Some(radio) = &w.net.radio else { return Vec::new() };
+    let Some((radio, Cell::Mmwave(cell))) = w.net.radio.as_ref().map(|r| (r, &r.cell)) else { return Vec::new() };
     let rs = &w.radio_series;
     radio
         .ue_nodes
@@ -184,7 +218,7 @@ fn radio_summaries(w: &World) -> Vec<RadioSummary> {
         .map(|(ue, &node)| {
             let column = |col: &[f64]| rs.ue.iter().zip(col).filter(|(u, _)| **u == ue as u32).map(|(_, v)| *v).collect::<Vec<f64>>();
             let sinr: Vec<f64> = column(&rs.sinr_db).into_iter().filter(|v| v.is_finite()).collect();
-            let snap = radio.cell.snapshot(ue);
+            let snap = cell.snapshot(ue);
             RadioSummary {
                 ue: w.net.nodes[node as usize].name.clone(),
                 sinr_mean_db: (!sinr.is_empty()).then(|| mean(sinr.iter().copied())),
@@ -199,13 +233,46 @@ fn radio_summaries(w: &World) -> Vec<RadioSummary> {
         .collect()
 }
 
+fn wifi_summary(w: &World, sim_seconds: f64) -> Option<WifiSummary> {
+    let (radio, Cell::Wifi(bss)) = w.net.radio.as_ref().map(|r| (r, &r.cell))? else { return None };
+    let name = |node: NodeId| w.net.nodes[node as usize].name.clone();
+    let devices: Vec<WifiDeviceSummary> = std::iter::once(radio.base)
+        .chain(radio.ue_nodes.iter().copied())
+        .enumerate()
+        .map(|(device, node)| {
+            let st = bss.stats(device.checked_sub(1));
+            WifiDeviceSummary {
+                device: name(node),
+                ppdus: st.ppdus,
+                collisions: st.collisions,
+                retries: st.retries,
+                mac_drops: st.mac_drops,
+                rx_ok_mpdus: st.rx_ok_mpdus,
+                rx_error_mpdus: st.rx_error_mpdus,
+                rx_collision_mpdus: st.rx_collision_mpdus,
+            }
+        })
+        .collect();
+    let ap = &devices[0];
+    let received = ap.rx_ok_mpdus + ap.rx_error_mpdus + ap.rx_collision_mpdus;
+    Some(WifiSummary {
+        bss: name(radio.base),
+        mcs: bss.data_mcs().index,
+        phy_rate_mbps: bss.phy_rate_bps() / 1e6,
+        snr_db: bss.config().snr_db(),
+        airtime_busy: if sim_seconds > 0.0 { (bss.busy_time().as_secs_f64() / sim_seconds).min(1.0) } else { 0.0 },
+        ap_drop_ratio: if received > 0 { (ap.rx_error_mpdus + ap.rx_collision_mpdus) as f64 / received as f64 } else { 0.0 },
+        devices,
+    })
+}
+
 /// Checks the end-of-run invariants; an error describes the first one broken.
 pub fn check_invariants(w: &World, s: &Summary) -> Result<(), String> {
     let c = w.counters;
     let held = w.packets_in_network();
     let queue_drops: u64 = w.net.links.iter().map(|l| l.stats.queue_drops).sum();
     let link_losses: u64 = w.net.links.iter().map(|l| l.stats.link_losses).sum();
-    let radio_drops = w.net.radio.as_ref().map_or(0, |r| r.cell.packets_dropped());
+    let radio_drops = w.net.radio.as_ref().map_or(0, |r| r.cell.radio().packets_dropped());
     if c.packets_sent != c.packets_delivered + queue_drops + link_losses + radio_drops + held {
         return Err(format!(
             "packet conservation broken: sent {} != delivered {} + queue drops {queue_drops} + link losses {link_losses} + radio drops {radio_drops} + in network {held}",

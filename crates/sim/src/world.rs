@@ -8,10 +8,10 @@
 //! radio hop and leave it as deliveries handed on in time order.
 
 use crate::build::{build, Flow, Network};
-use crate::recorder::{FlowSeries, LinkSeries, RadioSeries, RttSeries, RttStats};
+use crate::build::Cell;
+use crate::recorder::{FlowSeries, LinkSeries, RadioSeries, RttSeries, RttStats, WifiSeries};
 use std::collections::VecDeque;
 use tcplab_net::mmwave::cell::RadioDelivery;
-use tcplab_net::radio::RadioCell;
 use crate::resolve::ScenarioError;
 use crate::scenario::Scenario;
 use tcplab_core::{FlowId, LinkId, NodeId, Packet, PacketKind, Scheduler, SimDuration, SimTime};
@@ -77,8 +77,11 @@ pub struct World {
     /// Largest queue backlog seen per link direction, packets.
     pub backlog_max: Vec<u32>,
     pub radio_series: RadioSeries,
-    /// RLC drops and HARQ retransmissions per UE (DL, UL) at the previous sample.
+    pub wifi_series: WifiSeries,
+    /// Per user (mmWave: RLC drops and HARQ retransmissions, DL and UL) or per WiFi device
+    /// (the `WifiSeries` counters), at the previous sample; and the BSS's busy time then.
     radio_baseline: Vec<[u64; 4]>,
+    busy_baseline: SimDuration,
     /// The pending `RadioWake` instant.
     radio_wake: Option<SimTime>,
     /// Radio deliveries not yet handed on, and whether they are being handed on (a delivery
@@ -128,10 +131,16 @@ impl World {
             drops: Vec::with_capacity(link_rows),
             ce_marks: Vec::with_capacity(link_rows),
         };
-        let ues = net.radio.as_ref().map_or(0, |r| r.ue_nodes.len());
+        let (mmwave_ues, wifi_devices) = match net.radio.as_ref().map(|r| (&r.cell, r.ue_nodes.len())) {
+            Some((Cell::Mmwave(_), ues)) => (ues, 0),
+            Some((Cell::Wifi(_), stations)) => (0, stations + 1),
+            None => (0, 0),
+        };
         Ok(World {
-            radio_series: RadioSeries::with_capacity(samples * ues),
-            radio_baseline: vec![[0; 4]; ues],
+            radio_series: RadioSeries::with_capacity(samples * mmwave_ues),
+            wifi_series: WifiSeries::with_capacity(samples * wifi_devices),
+            radio_baseline: vec![[0; 4]; mmwave_ues.max(wifi_devices)],
+            busy_baseline: SimDuration::ZERO,
             radio_wake: None,
             radio_out: Vec::new(),
             radio_ready: VecDeque::new(),
@@ -264,7 +273,7 @@ impl World {
             self.radio_advance(now);
             let radio = self.net.radio.as_mut().expect("hop found above");
             // A tail-dropped packet is counted by the cell (`packets_dropped`).
-            radio.cell.enqueue(hop.ue, hop.direction, pkt, now);
+            radio.cell.radio_mut().enqueue(hop.ue, hop.direction, pkt, now);
             self.arm_radio_wake();
             self.radio_hand_on(now);
             return;
@@ -334,13 +343,13 @@ impl World {
     /// Runs the cell up to `now`; its deliveries wait in `radio_ready` for `radio_hand_on`.
     fn radio_advance(&mut self, now: SimTime) {
         let Some(radio) = self.net.radio.as_mut() else { return };
-        radio.cell.advance_to(now, &mut self.radio_out);
+        radio.cell.radio_mut().advance_to(now, &mut self.radio_out);
         self.radio_ready.extend(self.radio_out.drain(..));
     }
 
     /// Makes sure a `RadioWake` is pending at the cell's next event.
     fn arm_radio_wake(&mut self) {
-        let Some(at) = self.net.radio.as_ref().and_then(|r| r.cell.next_event()) else { return };
+        let Some(at) = self.net.radio.as_ref().and_then(|r| r.cell.radio().next_event()) else { return };
         if self.radio_wake.is_none_or(|t| at < t) {
             self.radio_wake = Some(at);
             self.sched.schedule(at, Event::RadioWake);
@@ -441,7 +450,7 @@ impl World {
 
     /// Packets held by links and the cell right now (queued, in service, propagating).
     pub fn packets_in_network(&self) -> u64 {
-        let radio = self.net.radio.as_ref().map_or(0, |r| r.cell.packets_held());
+        let radio = self.net.radio.as_ref().map_or(0, |r| r.cell.radio().packets_held());
         self.net.links.iter().map(|l| l.packets_held()).sum::<u64>() + radio + self.radio_ready.len() as u64
     }
 
@@ -449,11 +458,28 @@ impl World {
         self.radio_advance(now);
         self.radio_hand_on(now);
         let Some(radio) = self.net.radio.as_ref() else { return };
-        for ue in 0..radio.ue_nodes.len() {
-            let snap = radio.cell.snapshot(ue);
-            let counters = [snap.rlc_drops, snap.harq_retx, snap.ul_rlc_drops, snap.ul_harq_retx];
-            self.radio_series.push(now.as_secs_f64(), ue as u32, &snap, counters, self.radio_baseline[ue]);
-            self.radio_baseline[ue] = counters;
+        match &radio.cell {
+            Cell::Mmwave(cell) => {
+                for ue in 0..radio.ue_nodes.len() {
+                    let snap = cell.snapshot(ue);
+                    let counters = [snap.rlc_drops, snap.harq_retx, snap.ul_rlc_drops, snap.ul_harq_retx];
+                    self.radio_series.push(now.as_secs_f64(), ue as u32, &snap, counters, self.radio_baseline[ue]);
+                    self.radio_baseline[ue] = counters;
+                }
+            }
+            Cell::Wifi(bss) => {
+                let busy = bss.busy_time();
+                let interval = self.sample_interval.as_secs_f64();
+                let airtime = ((busy - self.busy_baseline).as_secs_f64() / interval).min(1.0);
+                self.busy_baseline = busy;
+                let phy_rate = bss.phy_rate_bps() / 1e6;
+                for device in 0..=radio.ue_nodes.len() {
+                    let st = bss.stats(device.checked_sub(1));
+                    let counters = [st.collisions, st.retries, st.mac_drops, st.rx_error_mpdus];
+                    self.wifi_series.push(now.as_secs_f64(), device as u32, phy_rate, counters, self.radio_baseline[device], airtime);
+                    self.radio_baseline[device] = counters;
+                }
+            }
         }
     }
 }
