@@ -76,6 +76,25 @@ cc = "cubic"
 """
 """One CUBIC downlink to a UE walking behind a building: no line of sight for 0.25 <= t < 0.75 s."""
 
+WIFI_SCENARIO = """
+name = "bss"
+duration = "1s"
+sample_interval = "10ms"
+
+[topology]
+kind = "dumbbell"
+pairs = 2
+bottleneck = { rate = "30Mbps", delay = "5ms", buffer = "100pkt" }
+wifi = { standard = "802.11n", band = "5GHz", mcs = 4 }
+
+[[flows]]
+cc = "cubic"
+
+[[flows]]
+cc = "bbr"
+"""
+"""Two stations of an 802.11n BSS (MCS 4 at -80 dBm) upload through a 30 Mbps bottleneck."""
+
 
 @pytest.fixture
 def tiny_scenario(tmp_path: Path) -> Path:
@@ -98,6 +117,11 @@ def two_flow_result() -> tcplab.Result:
 @pytest.fixture(scope="session")
 def mmwave_result() -> tcplab.Result:
     return tcplab.run(MMWAVE_SCENARIO)
+
+
+@pytest.fixture(scope="session")
+def wifi_result() -> tcplab.Result:
+    return tcplab.run(WIFI_SCENARIO)
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 from matplotlib.figure import Figure
 from tcplab import Result
-from tcplab.plots import FIGURES, RADIO_FIGURES, save_plots
+from tcplab.plots import FIGURES, RADIO_FIGURES, WIFI_FIGURES, save_plots
 from tcplab.plots.figures import (
     ALGORITHM_COLOURS,
     algorithm_colour,
@@ -20,6 +20,7 @@ from tcplab.plots.figures import (
     nlos_spans,
     radio_figure,
     throughput_figure,
+    wifi_figure,
 )
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -157,3 +158,11 @@ def test_spans_at_the_ends_of_the_run_are_closed_at_the_last_sample() -> None:
     )
     spans = nlos_spans(Result(result.scenario, result.summary, result.flows, result.links, None, radio))
     assert spans == {"a": [(0.0, 0.2), (0.4, 0.5)], "b": [(0.1, 0.2), (0.3, 0.4)]}
+
+
+def test_a_wifi_run_also_draws_the_wifi_figure(wifi_result: Result, tmp_path: Path) -> None:
+    paths = save_plots(wifi_result, tmp_path / "plots")
+    assert [path.stem for path in paths] == [*FIGURES, *WIFI_FIGURES]
+    busy_axes, retry_axes = wifi_figure(wifi_result).axes
+    assert busy_axes.get_ylim() == (0.0, 100.0)
+    assert [line.get_label() for line in retry_axes.lines] == ["left (AP)", "s0", "s1"]

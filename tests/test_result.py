@@ -56,7 +56,7 @@ def assert_same_result(actual: Result, expected: Result) -> None:
     assert actual.summary == expected.summary
     assert_frame_equal(actual.flows, expected.flows)
     assert_frame_equal(actual.links, expected.links)
-    for name in ("rtt", "radio"):
+    for name in ("rtt", "radio", "wifi"):
         if getattr(expected, name) is None:
             assert getattr(actual, name) is None
         else:
@@ -236,6 +236,36 @@ def test_a_cell_run_has_a_radio_series_per_user_and_interval(mmwave_result: Resu
     user = mmwave_result.summary["radio"][0]
     assert radio["rlc_drops"].sum() == user["rlc_drops"] > 0
     assert radio["harq_retx"].sum() == user["harq_retx"]
+
+
+WIFI_COLUMNS = {
+    "t_s": pl.Float64,
+    "bss": pl.String,
+    "station": pl.String,
+    **{
+        name: pl.Float64
+        for name in "phy_rate_mbps collisions retries mac_drops phy_drops airtime_busy".split()
+    },
+}
+
+
+def test_a_wifi_run_has_a_series_per_device_and_a_bss_summary(
+    wifi_result: Result, tmp_path: Path
+) -> None:
+    wifi = wifi_result.wifi
+    assert dict(wifi.schema) == WIFI_COLUMNS
+    assert wifi["station"].unique(maintain_order=True).to_list() == ["left", "s0", "s1"]
+    assert set(wifi["bss"]) == {"left"} and wifi.height == 3 * 100
+    assert set(wifi["phy_rate_mbps"]) == {39.0}
+    assert wifi["airtime_busy"].is_between(0.0, 1.0).all() and wifi["airtime_busy"].max() > 0.1
+    bss = wifi_result.summary["wifi"]
+    assert [device["device"] for device in bss["devices"]] == ["left", "s0", "s1"]
+    per_device = wifi.group_by("station", maintain_order=True).agg(pl.col("retries").sum())
+    assert per_device["retries"].to_list() == [d["retries"] for d in bss["devices"]]
+    assert wifi_result.radio is None
+    directory = wifi_result.save(tmp_path / "run")
+    assert (directory / "wifi.parquet").exists() and (directory / "plots" / "wifi.png").exists()
+    assert_same_result(tcplab.load(directory), wifi_result)
 
 
 def test_the_radio_series_is_saved_and_loaded(mmwave_result: Result, tmp_path: Path) -> None:

@@ -498,8 +498,11 @@ def test_a_malformed_study_table_is_a_one_line_error(
 
 def test_the_examples_of_the_scenario_format_page_are_valid() -> None:
     text = (Path(__file__).resolve().parents[1] / "docs" / "scenario-format.md").read_text()
-    examples = [block for block in text.split("```toml\n")[1:] if "[topology]" in block]
+    blocks = text.split("```toml\n")[1:]
+    examples = [block for block in blocks if "[topology]" in block]
     assert len(examples) == 3
+    wifi = next(block for block in blocks if block.startswith("[topology.wifi]"))
+    examples.append('[topology]\nkind = "dumbbell"\nbottleneck = { rate = "10Mbps", delay = "5ms" }\n' + wifi)
     for example in examples:
         document = example.split("```")[0]
         if "duration" not in document:

@@ -15,6 +15,7 @@ class RunOutput(TypedDict):
     links: Columns
     rtt: Columns | None  # only when the scenario sets record.rtt
     radio: Columns | None  # only with an mmWave cell (topology.kind = "mmwave")
+    wifi: Columns | None  # only with a WiFi BSS (topology.wifi)
 
 class ScenarioError(ValueError):
     """A bad scenario; the one-line message starts with the dotted key path."""

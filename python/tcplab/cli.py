@@ -197,6 +197,8 @@ def format_summary(result: Result) -> str:
     lines = [headline, "", _flow_table(summary["flows"]), "", _link_table(summary["links"])]
     if summary.get("radio"):
         lines += ["", _radio_table(summary["radio"])]
+    if summary.get("wifi"):
+        lines += ["", _wifi_table(summary["wifi"])]
     lines += ["", f"Jain's fairness index: {summary['fairness_jain']:.3f}"]
     return "\n".join(lines)
 
@@ -249,6 +251,26 @@ def _radio_table(users: list[dict[str, Any]]) -> str:
         for user in users
     ]
     return format_table([header, *rows], "lrrrrr")
+
+
+def _wifi_table(bss: dict[str, Any]) -> str:
+    header = ["device", "PPDUs", "collisions", "retries", "MAC drops", "rx MPDUs ok/err/coll"]
+    rows = [
+        [
+            device["device"] + (" (AP)" if position == 0 else ""),
+            str(device["ppdus"]),
+            str(device["collisions"]),
+            str(device["retries"]),
+            str(device["mac_drops"]),
+            f"{device['rx_ok_mpdus']}/{device['rx_error_mpdus']}/{device['rx_collision_mpdus']}",
+        ]
+        for position, device in enumerate(bss["devices"])
+    ]
+    headline = (
+        f"WiFi: MCS {bss['mcs']} ({bss['phy_rate_mbps']:.1f} Mbps PHY) at {bss['snr_db']:.2f} dB SNR,"
+        f" medium busy {bss['airtime_busy']:.0%}, drop ratio at the AP {bss['ap_drop_ratio']:.2%}"
+    )
+    return headline + "\n" + format_table([header, *rows], "lrrrrr")
 
 
 def format_comparison(results: Mapping[str, Result]) -> str:

@@ -3,7 +3,8 @@ polars DataFrames; saving it as a run directory and loading it back.
 
 A run directory holds scenario.toml (the resolved scenario: running it again reproduces the
 run), summary.json, flows.parquet, links.parquet, rtt.parquet (only when per-ACK RTT samples
-were recorded), radio.parquet (only with an mmWave cell) and plots/*.png. It is written into a hidden sibling directory first and renamed
+were recorded), radio.parquet (only with an mmWave cell), wifi.parquet (only with a WiFi
+BSS) and plots/*.png. It is written into a hidden sibling directory first and renamed
 into place at the end, so a directory with the final name is always complete.
 """
 
@@ -30,6 +31,7 @@ FLOWS_FILE = "flows.parquet"
 LINKS_FILE = "links.parquet"
 RTT_FILE = "rtt.parquet"
 RADIO_FILE = "radio.parquet"
+WIFI_FILE = "wifi.parquet"
 PLOTS_DIRECTORY = "plots"
 
 # Column types of the core's packed columns: little-endian numpy dtype and polars dtype.
@@ -40,8 +42,9 @@ _PACKED_DTYPES = {"f64": ("<f8", pl.Float64), "u32": ("<u4", pl.UInt32)}
 class Result:
     """One run. `flows` has one row per flow and sampling interval, `links` one row per link
     and interval, `rtt` one row per RTT sample (None unless the scenario set `record.rtt`),
-    `radio` one row per UE and interval (None without an mmWave cell). Missing values (no RTT
-    sample yet, infinite ssthresh, no MCS while the downlink is stalled) are null."""
+    `radio` one row per UE and interval (None without an mmWave cell), `wifi` one row per
+    WiFi device and interval (None without a BSS). Missing values (no RTT sample yet, infinite
+    ssthresh, no MCS while the downlink is stalled) are null."""
 
     scenario: dict[str, Any]
     summary: dict[str, Any]
@@ -49,6 +52,7 @@ class Result:
     links: pl.DataFrame
     rtt: pl.DataFrame | None
     radio: pl.DataFrame | None = None
+    wifi: pl.DataFrame | None = None
 
     @classmethod
     def from_core(cls, raw: Mapping[str, Any]) -> Result:
@@ -60,13 +64,14 @@ class Result:
             links=_frame(raw["links"]),
             rtt=None if raw["rtt"] is None else _frame(raw["rtt"]),
             radio=None if raw.get("radio") is None else _frame(raw["radio"]),
+            wifi=None if raw.get("wifi") is None else _frame(raw["wifi"]),
         )
 
     @classmethod
     def load(cls, directory: str | os.PathLike[str]) -> Result:
         """Reads a run directory written by `save`."""
         directory = Path(directory)
-        optional = {name: directory / name for name in (RTT_FILE, RADIO_FILE)}
+        optional = {name: directory / name for name in (RTT_FILE, RADIO_FILE, WIFI_FILE)}
         return cls(
             scenario=tomllib.loads((directory / SCENARIO_FILE).read_text(encoding="utf-8")),
             summary=json.loads((directory / SUMMARY_FILE).read_text(encoding="utf-8")),
@@ -74,6 +79,7 @@ class Result:
             links=pl.read_parquet(directory / LINKS_FILE),
             rtt=_read_if_present(optional[RTT_FILE]),
             radio=_read_if_present(optional[RADIO_FILE]),
+            wifi=_read_if_present(optional[WIFI_FILE]),
         )
 
     @property
@@ -114,7 +120,7 @@ class Result:
         )
         self.flows.write_parquet(directory / FLOWS_FILE)
         self.links.write_parquet(directory / LINKS_FILE)
-        for name, frame in ((RTT_FILE, self.rtt), (RADIO_FILE, self.radio)):
+        for name, frame in ((RTT_FILE, self.rtt), (RADIO_FILE, self.radio), (WIFI_FILE, self.wifi)):
             if frame is not None:
                 frame.write_parquet(directory / name)
         if plots:

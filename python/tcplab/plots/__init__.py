@@ -1,5 +1,6 @@
 """Figures of one run, one PNG each in a run directory's plots/: goodput, RTT, congestion
-window and queue backlog over time, and with an mmWave cell the radio of each user. See
+window and queue backlog over time; with an mmWave cell the radio of each user, with a WiFi
+BSS its medium and retransmissions. See
 `figures` for what each shows and how it is styled."""
 
 from __future__ import annotations
@@ -10,7 +11,14 @@ from typing import TYPE_CHECKING
 
 from matplotlib.figure import Figure
 
-from .figures import backlog_figure, cwnd_figure, radio_figure, rtt_figure, throughput_figure
+from .figures import (
+    backlog_figure,
+    cwnd_figure,
+    radio_figure,
+    rtt_figure,
+    throughput_figure,
+    wifi_figure,
+)
 
 if TYPE_CHECKING:
     from ..result import Result
@@ -26,13 +34,20 @@ FIGURES: dict[str, Callable[[Result], Figure]] = {
 RADIO_FIGURES: dict[str, Callable[[Result], Figure]] = {"radio": radio_figure}
 """The figures of runs with an mmWave cell (`Result.radio` is not None)."""
 
+WIFI_FIGURES: dict[str, Callable[[Result], Figure]] = {"wifi": wifi_figure}
+"""The figures of runs with a WiFi BSS (`Result.wifi` is not None)."""
+
 
 def save_plots(result: Result, directory: Path) -> list[Path]:
-    """Writes every figure of `FIGURES` (and of `RADIO_FIGURES` when the run has a radio
-    series) as `directory/<name>.png` and returns the paths."""
+    """Writes every figure of `FIGURES` (and of `RADIO_FIGURES` / `WIFI_FIGURES` when the run
+    has a radio / WiFi series) as `directory/<name>.png` and returns the paths."""
     directory.mkdir(parents=True, exist_ok=True)
     paths = []
-    figures = {**FIGURES, **(RADIO_FIGURES if result.radio is not None else {})}
+    figures = {
+        **FIGURES,
+        **(RADIO_FIGURES if result.radio is not None else {}),
+        **(WIFI_FIGURES if result.wifi is not None else {}),
+    }
     for name, make_figure in figures.items():
         path = directory / f"{name}.png"
         make_figure(result).savefig(path)

@@ -196,6 +196,36 @@ def radio_figure(result: Result) -> Figure:
     return figure
 
 
+@_print_style
+def wifi_figure(result: Result) -> Figure:
+    """A WiFi BSS over time: how busy the medium was (top) and each device's MPDU
+    retransmissions per second (bottom), both as moving averages."""
+    figure = Figure(figsize=(7, 5.2), dpi=150, layout="constrained")
+    busy_axes, retry_axes = figure.subplots(2, 1, sharex=True)
+    busy_axes.set(title=f"{result.name}: WiFi medium and retransmissions", ylabel="medium busy (%)")
+    retry_axes.set(xlabel="time (s)", ylabel="retransmissions (MPDUs/s)")
+    wifi = result.wifi if result.wifi is not None else pl.DataFrame({"station": [], "t_s": []})
+    interval = _sampling_interval(wifi) if wifi.height else GOODPUT_WINDOW_SECONDS
+    window = max(1, round(GOODPUT_WINDOW_SECONDS / interval))
+    for position, station in enumerate(wifi["station"].unique(maintain_order=True)):
+        rows = wifi.filter(pl.col("station") == station)
+        times = rows["t_s"].to_numpy()
+        if position == 0:
+            busy = _trailing_mean(rows["airtime_busy"].to_numpy() * 100, window)
+            busy_axes.plot(times, busy, color=LINK_COLOURS[0], label="medium busy")
+        retries = _trailing_mean(rows["retries"].to_numpy() / interval, window)
+        label = f"{station} (AP)" if position == 0 else station
+        retry_axes.plot(times, retries, color=LINK_COLOURS[position % len(LINK_COLOURS)], label=label)
+    for axes in (busy_axes, retry_axes):
+        axes.set_xlim(left=0)
+        axes.set_ylim(bottom=0)
+    busy_axes.set_ylim(top=100)
+    if retry_axes.lines:
+        handles, labels = retry_axes.get_legend_handles_labels()
+        figure.legend(handles, labels, loc="outside lower center", ncols=min(5, len(labels)), frameon=False)
+    return figure
+
+
 def nlos_spans(result: Result) -> dict[str, list[tuple[float, float]]]:
     """Per user of an mmWave cell, the (start, end) times in seconds of the sampled spans
     without line of sight; empty without a cell."""

@@ -201,7 +201,7 @@ impl PhyConfig {
 
     /// PHY data rate in bit/s (B2: Nss · Nsd · log2 M · R / T_sym).
     pub fn data_rate_bps(&self, mcs: Mcs) -> f64 {
-        self.data_bits_per_symbol(mcs) / self.symbol().as_secs_f64()
+        self.data_bits_per_symbol(mcs) * 1e9 / self.symbol().as_nanos() as f64
     }
 
     /// Preamble and PHY headers before the data field (B2).
