@@ -34,3 +34,7 @@ def validate(scenario_json: str) -> str:
 def run(
     scenario_json: str, seed: int | None, progress: Callable[[float], None] | None
 ) -> RunOutput: ...
+
+def run_delay_line(tun: str, routes: list[tuple[str, int, int]], max_queued_bytes: int) -> str:
+    """Runs the constant-delay line on TUN device `tun` until a signal handler raises; returns
+    its report as JSON. `routes`: (IPv4 network, prefix length, delay ns), first match wins."""

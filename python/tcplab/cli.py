@@ -1,5 +1,6 @@
-"""The `tcplab` command line: run a scenario file or a built-in study and write its run
-directory, print the scenario JSON Schema, list what scenarios can use, and a CUBIC-vs-BBR demo.
+"""The `tcplab` command line: run a scenario file or a built-in study (in the simulator, or on
+this machine's kernel TCP with `--backend emu` / `emulate`) and write its run directory, print
+the scenario JSON Schema, list what scenarios can use, and a CUBIC-vs-BBR demo.
 
 Bad input (a scenario error, a missing file, a bad --set, a TOML syntax error, an occupied
 output directory) prints one `error: ...` line on stderr and exits 2, without a traceback;
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -25,12 +27,14 @@ from . import run as run_scenario
 from ._core import ScenarioError
 from .result import Result, ensure_writable
 from .scenario import parse_assignment
+from .scenario import resolve as resolve_scenario
 
 EXIT_FAILURE = 1
 EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
 
 DEFAULT_RUNS_DIRECTORY = Path("runs")
+BACKENDS = ("sim", "emu")
 DEMO_STUDY = "rtt-lens"
 DEMO_ALGORITHMS = ("cubic", "bbr")
 # Links below this utilization and without drops are left out of the summary table.
@@ -75,18 +79,63 @@ def run(
     overwrite: Annotated[
         bool, typer.Option("--overwrite", help="Replace the output directory if it is not empty.")
     ] = False,
+    backend: Annotated[
+        str,
+        typer.Option(help="sim (the simulator) or emu (this machine's kernel TCP, as root)."),
+    ] = "sim",
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="With --backend emu: print the commands, run nothing.")
+    ] = False,
 ) -> None:
     """Run a scenario, print its summary and write its run directory."""
     with _reported_errors():
+        if backend not in BACKENDS:
+            raise ScenarioError(f"--backend {backend!r}: allowed: {', '.join(BACKENDS)}")
+        if dry_run and backend != "emu":
+            raise ScenarioError("--dry-run goes with --backend emu")
         overrides = dict(parse_assignment(text) for text in assignments or [])
+        if dry_run:
+            from .emu import plan_for
+
+            print(plan_for(resolve_scenario(scenario, overrides)).commands_text())
+            return
         if output is not None:
             ensure_writable(output, overwrite=overwrite)
-        with ProgressLine() as progress:
-            result = run_scenario(scenario, seed=seed, overrides=overrides, progress=progress)
+        if backend == "emu":
+            from .emu import emulate as emulate_scenario
+
+            result = emulate_scenario(scenario, overrides=overrides, seed=seed)
+        else:
+            with ProgressLine() as progress:
+                result = run_scenario(scenario, seed=seed, overrides=overrides, progress=progress)
         directory = output or _fresh_run_directory(result.name)
         result.save(directory, overwrite=overwrite, plots=plots)
     print(format_summary(result))
+    validity = result.summary["run"].get("validity")
+    if validity is not None and not validity["valid"]:
+        print(f"\nINVALID emulation run: {'; '.join(validity['reasons'])}")
     print(f"\nwrote {directory}")
+
+
+@app.command()
+def emulate(
+    scenario: Annotated[str, typer.Argument(metavar="SCENARIO", help="As for `tcplab run`.")],
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", help="Run directory (default: runs/NAME-YYYYmmdd-HHMMSS)."),
+    ] = None,
+    assignments: Annotated[
+        list[str] | None,
+        typer.Option("--set", metavar="KEY=VALUE", help="Set a scenario key (repeatable)."),
+    ] = None,
+    plots: Annotated[bool, typer.Option("--plots/--no-plots", help="Write plots/*.png.")] = True,
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Replace the output directory if it is not empty.")
+    ] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the commands, run nothing.")] = False,
+) -> None:
+    """Run a scenario on this machine's kernel TCP (alias of `run --backend emu`)."""
+    run(scenario, output, assignments, None, plots, overwrite, "emu", dry_run)
 
 
 @app.command()
@@ -189,11 +238,17 @@ class ProgressLine:
 def format_summary(result: Result) -> str:
     """The summary of a run: a headline, a table of flows, a table of links, Jain's index."""
     summary, run_info = result.summary, result.summary["run"]
-    headline = (
-        f"{result.name}: {run_info['sim_seconds']:g} s simulated"
-        f" in {run_info['wall_seconds']:.2f} s ({run_info['events']:,} events,"
-        f" seed {run_info['seed']})"
-    )
+    if run_info.get("backend") == "emu":
+        headline = (
+            f"{result.name}: {run_info['sim_seconds']:g} s on this machine's kernel TCP"
+            f" in {run_info['wall_seconds']:.2f} s (emulation)"
+        )
+    else:
+        headline = (
+            f"{result.name}: {run_info['sim_seconds']:g} s simulated"
+            f" in {run_info['wall_seconds']:.2f} s ({run_info['events']:,} events,"
+            f" seed {run_info['seed']})"
+        )
     lines = [headline, "", _flow_table(summary["flows"]), "", _link_table(summary["links"])]
     if summary.get("radio"):
         lines += ["", _radio_table(summary["radio"])]
@@ -338,7 +393,7 @@ def _reported_errors() -> Iterator[None]:
         raise typer.Exit(EXIT_INTERRUPTED) from None
     except (ScenarioError, FileExistsError, NotADirectoryError) as error:
         _exit_with_error(error, EXIT_BAD_INPUT)
-    except (OSError, RuntimeError) as error:
+    except (OSError, RuntimeError, subprocess.SubprocessError) as error:
         _exit_with_error(error, EXIT_FAILURE)
 
 

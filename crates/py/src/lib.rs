@@ -9,6 +9,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Instant;
+use tcplab_emu::delay_line::{DelayLine, DelayLineConfig, Route};
 use tcplab_sim::build::Cell;
 use tcplab_sim::{resolve_json, RunError, RunOutput};
 
@@ -186,6 +187,29 @@ fn run<'py>(py: Python<'py>, scenario_json: &str, seed: Option<u64>, progress: O
     Ok(dict)
 }
 
+/// How often the delay line's caller looks for pending signals (Ctrl-C, SIGTERM).
+const DELAY_LINE_SIGNAL_CHECK: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// Runs the constant-delay line on TUN device `tun` (created in this process's network
+/// namespace) until a signal handler raises, then returns its report as JSON. `routes` are
+/// (IPv4 network, prefix length, delay in ns), first match wins.
+#[pyfunction]
+fn run_delay_line(py: Python<'_>, tun: &str, routes: Vec<(String, u8, u64)>, max_queued_bytes: usize) -> PyResult<String> {
+    let routes = routes
+        .into_iter()
+        .map(|(network, prefix_len, delay_ns)| {
+            let network = network.parse().map_err(|_| PyValueError::new_err(format!("{network:?} is not an IPv4 network address")))?;
+            Ok(Route { network, prefix_len, delay: std::time::Duration::from_nanos(delay_ns) })
+        })
+        .collect::<PyResult<Vec<Route>>>()?;
+    let config = DelayLineConfig { tun: tun.to_string(), routes, max_queued_bytes };
+    let line = DelayLine::start(config).map_err(|e| PyRuntimeError::new_err(format!("delay line on TUN {tun:?}: {e}")))?;
+    while py.check_signals().is_ok() {
+        py.detach(|| std::thread::sleep(DELAY_LINE_SIGNAL_CHECK));
+    }
+    Ok(serde_json::to_string(&line.stop()).expect("report serializes"))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
@@ -194,5 +218,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(catalog, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(run_delay_line, m)?)?;
     Ok(())
 }

@@ -1,0 +1,6 @@
+//! tcplab-emu: what the emulation backend (python/tcplab/emu) needs from Rust — a TUN
+//! device (`tun`) and the constant-delay line that runs on it (`delay_line`), because this
+//! machine's kernel has no netem (docs/architecture.md). Nothing here is on the simulator's path.
+
+pub mod delay_line;
+pub mod tun;

@@ -1,0 +1,422 @@
+"""Runs a scenario on this machine's kernel TCP (the `emu` backend): builds the plan's
+namespaces, starts the delay line, the receivers and one sender per flow, samples the
+bottleneck qdisc over netlink while the flows run, then stops every process it started,
+deletes the namespaces and returns a `Result` with the simulator's schema.
+
+Safety: nothing outside the run's own namespaces is touched; every process is stopped before
+the namespaces are deleted; cleanup runs on success, on error, on Ctrl-C and on SIGTERM.
+
+Validity (summary.json `run.validity`): the measured minimum RTT within 1 ms of the configured
+one, the delay line's lateness p99 under 1 ms with no drops, the bottleneck's dequeued bytes
+within 5 % of what the senders got acknowledged, and under 0.3 cores of CPU used by other
+processes; a run that fails one is marked invalid with the reasons.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from .. import _core
+from .._core import ScenarioError
+from ..result import Result
+from ..scenario import prepare, to_json, validate
+from . import plan as emu_plan
+from .tcpinfo import INFINITE_SSTHRESH, NO_PACING
+
+MIN_RTT_TOLERANCE_MS = 1.0
+LATENESS_P99_LIMIT_US = 1000
+ACKED_VS_BOTTLENECK_TOLERANCE = 0.05
+OTHER_CPU_LIMIT_CORES = 0.3
+STARTUP_SLACK_S = 0.5
+STOP_TIMEOUT_S = 5.0
+
+
+class EmulationError(RuntimeError):
+    """The emulation could not run: not root, a missing kernel feature or tool."""
+
+
+def require_kernel(plan: emu_plan.EmuPlan) -> None:
+    """Refuses, in one line, what this machine cannot do for the plan."""
+    if os.geteuid() != 0:
+        raise EmulationError("the emulation backend needs root (network namespaces, qdiscs); run it as root or use the simulator")
+    for tool in ("ip", "tc"):
+        if shutil.which(tool) is None:
+            raise EmulationError(f"`{tool}` is missing; install iproute2 (apt-get install iproute2)")
+    if not Path("/dev/net/tun").exists():
+        raise EmulationError("/dev/net/tun is missing; the delay line needs TUN devices")
+    available = Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
+    for flow in plan.flows:
+        if flow.cc not in available:
+            raise ScenarioError(f"flows.{flow.index}.cc: {flow.cc!r} is not in this kernel; available: {', '.join(available)}")
+
+
+def _run(command: list[str]) -> None:
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise EmulationError(f"`{' '.join(command)}` failed: {done.stderr.strip() or done.returncode}")
+
+
+class Processes:
+    """The processes a run started, stopped (SIGTERM, then SIGKILL) in reverse order."""
+
+    def __init__(self) -> None:
+        self.started: list[subprocess.Popen[str]] = []
+
+    def start(self, namespace: str, module: str, *args: str, stdout: int | None = subprocess.DEVNULL) -> subprocess.Popen[str]:
+        command = ["ip", "netns", "exec", namespace, sys.executable, "-m", f"tcplab.emu.{module}", *args]
+        process = subprocess.Popen(command, stdout=stdout, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        self.started.append(process)
+        return process
+
+    def stop_all(self) -> None:
+        for process in reversed(self.started):
+            if process.poll() is None:
+                process.terminate()
+        deadline = time.monotonic() + STOP_TIMEOUT_S
+        for process in reversed(self.started):
+            try:
+                process.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+
+
+@contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM unwinds like Ctrl-C, so the cleanup in `finally` runs for both."""
+
+    def interrupt(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def namespaces_of(prefix: str) -> list[str]:
+    """The network namespaces whose names start with `prefix` (what a run leaves behind)."""
+    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    return [line.split()[0] for line in out.splitlines() if line.startswith(prefix)]
+
+
+def _cpu_seconds(pids: list[int]) -> float:
+    """CPU seconds used so far by `pids` (utime + stime of /proc/PID/stat)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / tick
+    return total
+
+
+def _machine_cpu_seconds() -> float:
+    fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+    busy = sum(int(v) for i, v in enumerate(fields) if i not in (3, 4))  # all but idle, iowait
+    return busy / os.sysconf("SC_CLK_TCK")
+
+
+class QdiscSampler:
+    """Backlog and cumulative drops/bytes of the bottleneck qdiscs, over netlink."""
+
+    def __init__(self, namespace: str, devices: list[str]) -> None:
+        from pyroute2 import NetNS  # imported here: only the emulation needs it
+
+        self.ns = NetNS(namespace)
+        self.devices = {device: self.ns.link_lookup(ifname=device)[0] for device in devices}
+
+    def sample(self) -> dict[str, tuple[int, int, int, int]]:
+        """Per device: (backlog packets, backlog bytes, drops, bytes sent) of the child queue
+        (backlog) and of the tbf root (drops and bytes, which include the child's)."""
+        result = {}
+        for device, index in self.devices.items():
+            backlog = (0, 0)
+            drops = sent = 0
+            for q in self.ns.get_qdiscs(index=index):
+                stats = q.get_attr("TCA_STATS2")
+                queue = stats.get_attr("TCA_STATS_QUEUE") if stats else None
+                basic = stats.get_attr("TCA_STATS_BASIC") if stats else None
+                if queue is None:
+                    continue
+                if q["parent"] == 0xFFFFFFFF:  # the root tbf
+                    drops, sent = queue["drops"], (basic or {}).get("bytes", 0)
+                else:
+                    backlog = (queue["qlen"], queue["backlog"])
+            result[device] = (*backlog, drops, sent)
+        return result
+
+    def close(self) -> None:
+        self.ns.close()
+
+
+def emulate(scenario: Any, *, overrides: dict[str, Any] | None = None, seed: int | None = None) -> Result:
+    """Runs `scenario` (a path, study, text or dict) on the kernel; see the module doc."""
+    document = validate(prepare(scenario, overrides))
+    if seed is not None:
+        document["seed"] = seed
+    plan = emu_plan.plan_for(document)
+    require_kernel(plan)
+    for warning in plan.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    processes = Processes()
+    work = Path(tempfile.mkdtemp(prefix=f"tcplab-{plan.prefix}-"))
+    started_wall = time.monotonic()
+    try:
+        with _terminate_as_interrupt():
+            raw = _execute(plan, processes, work)
+    finally:
+        processes.stop_all()
+        for command in plan.teardown:
+            subprocess.run(command, capture_output=True)
+        shutil.rmtree(work, ignore_errors=True)
+    leftovers = namespaces_of(plan.prefix)
+    if leftovers:
+        raise EmulationError(f"namespaces left behind after cleanup: {', '.join(leftovers)}")
+    return _result(document, plan, raw, time.monotonic() - started_wall)
+
+
+def _execute(plan: emu_plan.EmuPlan, processes: Processes, work: Path) -> dict[str, Any]:
+    for command in plan.setup:
+        _run(command)
+    router, senders, receivers = plan.namespaces["router"], plan.namespaces["senders"], plan.namespaces["receivers"]
+    report_path = work / "delay-line.json"
+    routes = [f"{net}/{length}={ns}" for net, length, ns in plan.delay_routes]
+    delay_line = processes.start(router, "delayline", "--tun", emu_plan.TUN_DEVICE, *[a for r in routes for a in ("--route", r)], "--report", str(report_path))
+    sampler = QdiscSampler(router, [plan.bottleneck_device, "ve-rs"])
+    try:
+        _wait_for_carrier(sampler, emu_plan.TUN_DEVICE, delay_line)
+        addresses = [f"{pair.receiver_ip}:{emu_plan.RECEIVER_PORT}" for pair in plan.pairs]
+        receiver = processes.start(receivers, "traffic", "receive", *addresses, stdout=subprocess.PIPE)
+        if receiver.stdout is None or receiver.stdout.readline().strip() != "ready":
+            raise EmulationError(f"the receiver did not start: {receiver.stderr.read() if receiver.stderr else ''}")
+        origin = time.monotonic() + STARTUP_SLACK_S
+        senders_started = []
+        for flow in plan.flows:
+            stop = min(flow.stop_s if flow.stop_s is not None else plan.duration_s, plan.duration_s)
+            args = [
+                "send", "--flow", str(flow.index), "--cc", flow.cc, "--bind", flow.pair.sender_ip,
+                "--connect", f"{flow.pair.receiver_ip}:{emu_plan.RECEIVER_PORT}",
+                "--start-at", repr(origin + flow.start_s), "--stop-at", repr(origin + stop),
+                "--interval", repr(plan.sample_interval_s), "--out", str(work / f"flow{flow.index}.jsonl"),
+            ]
+            if flow.bytes is not None:
+                args += ["--bytes", str(flow.bytes)]
+            senders_started.append(processes.start(senders, "traffic", *args))
+        rows = []
+        own_before, machine_before = _cpu_seconds([p.pid for p in processes.started]), _machine_cpu_seconds()
+        self_before = time.process_time()
+        next_sample = origin
+        while True:
+            next_sample += plan.sample_interval_s
+            if next_sample > origin + plan.duration_s + 1e-9:
+                break
+            time.sleep(max(0.0, next_sample - time.monotonic()))
+            rows.append((next_sample - origin, sampler.sample()))
+            failed = [p for p in senders_started if p.poll() not in (None, 0)]
+            if failed:
+                message = failed[0].stderr.read().strip() if failed[0].stderr else ""
+                if failed[0].returncode == 3:
+                    raise ScenarioError(f"flows: {message}")
+                raise EmulationError(f"a sender failed: {message}")
+        own = _cpu_seconds([p.pid for p in processes.started]) - own_before + time.process_time() - self_before
+        machine = _machine_cpu_seconds() - machine_before
+        for process in senders_started:
+            process.wait(timeout=STOP_TIMEOUT_S + plan.sample_interval_s)
+    finally:
+        sampler.close()
+    delay_line.terminate()
+    delay_line.wait(timeout=STOP_TIMEOUT_S)
+    report = json.loads(report_path.read_text()) if report_path.exists() else {}
+    flows = {flow.index: [json.loads(line) for line in (work / f"flow{flow.index}.jsonl").read_text().splitlines()] for flow in plan.flows}
+    return {
+        "origin": origin,
+        "qdisc": rows,
+        "flows": flows,
+        "delay_line": report,
+        "other_cpu_cores": max(0.0, machine - own) / plan.duration_s,
+    }
+
+
+def _wait_for_carrier(sampler: QdiscSampler, device: str, delay_line: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + STOP_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if delay_line.poll() is not None:
+            raise EmulationError(f"the delay line exited: {delay_line.stderr.read() if delay_line.stderr else ''}")
+        link = sampler.ns.get_links(ifname=device)
+        if link and link[0].get_attr("IFLA_CARRIER") == 1:
+            return
+        time.sleep(0.01)
+    raise EmulationError(f"the delay line did not attach to TUN {device}")
+
+
+def _result(document: dict[str, Any], plan: emu_plan.EmuPlan, raw: dict[str, Any], wall_s: float) -> Result:
+    origin = raw["origin"]
+    interval = plan.sample_interval_s
+    flow_rows = []
+    flow_summaries = []
+    for flow in plan.flows:
+        samples = raw["flows"][flow.index]
+        previous_acked = previous_retrans = 0
+        srtts = []
+        for sample in samples:
+            acked, retrans = sample["bytes_acked"], sample["total_retrans"]
+            srtt = sample["rtt_us"] / 1e3 if sample["rtt_us"] else None
+            if srtt is not None:
+                srtts.append(srtt)
+            flow_rows.append({
+                "t_s": sample["t"] - origin,
+                "flow": flow.index,
+                "cwnd_pkts": float(sample["snd_cwnd"]),
+                "ssthresh_pkts": None if sample["snd_ssthresh"] >= INFINITE_SSTHRESH else float(sample["snd_ssthresh"]),
+                "inflight_pkts": float(max(0, sample["unacked"] - sample["sacked"] - sample["lost"] + sample["retrans"])),
+                "srtt_ms": srtt,
+                "min_rtt_ms": sample["min_rtt_us"] / 1e3 if sample["min_rtt_us"] else None,
+                "pacing_rate_mbps": None if sample["pacing_rate"] in (0, NO_PACING) else sample["pacing_rate"] * 8 / 1e6,
+                "delivery_rate_mbps": sample["delivery_rate"] * 8 / 1e6,
+                "goodput_mbps": (acked - previous_acked) * 8 / interval / 1e6,
+                "retransmits": float(retrans - previous_retrans),
+                "cc_state": flow.cc.upper() if flow.cc == "bbr" else _state(sample),
+            })
+            previous_acked, previous_retrans = acked, retrans
+        last = samples[-1] if samples else {"bytes_acked": 0, "total_retrans": 0, "min_rtt_us": 0, "data_segs_out": 0, "bytes_sent": 0}
+        active_s = max(1e-9, min(plan.duration_s, flow.stop_s or plan.duration_s) - flow.start_s)
+        flow_summaries.append({
+            "id": flow.index,
+            "cc": flow.cc,
+            "goodput_mbps": last["bytes_acked"] * 8 / active_s / 1e6,
+            "rtt_mean_ms": float(np.mean(srtts)) if srtts else None,
+            "rtt_p50_ms": float(np.percentile(srtts, 50)) if srtts else None,
+            "rtt_p95_ms": float(np.percentile(srtts, 95)) if srtts else None,
+            "rtt_p99_ms": float(np.percentile(srtts, 99)) if srtts else None,
+            "min_rtt_ms": last["min_rtt_us"] / 1e3 if last["min_rtt_us"] else None,
+            "retransmits": last["total_retrans"],
+            "segments_sent": last["data_segs_out"],
+            "retransmit_pct": 100 * last["total_retrans"] / last["data_segs_out"] if last["data_segs_out"] else 0.0,
+            "rto_count": None,
+            "bytes_acked": last["bytes_acked"],
+            "bytes_sent": last["bytes_sent"],
+            "completion_s": None,
+        })
+    link_rows, link_summaries = _links(plan, raw["qdisc"], interval)
+    validity = _validity(plan, document, flow_summaries, link_summaries, raw)
+    summary = {
+        "flows": flow_summaries,
+        "links": link_summaries,
+        "fairness_jain": _jain([f["goodput_mbps"] for f in flow_summaries]),
+        "run": {
+            "seed": document.get("seed", 1),
+            "sim_seconds": plan.duration_s,
+            "wall_seconds": wall_s,
+            "tcplab_version": _core.version(),
+            "backend": "emu",
+            "delay_line": raw["delay_line"],
+            "validity": validity,
+        },
+    }
+    return Result(
+        scenario=document,
+        summary=summary,
+        flows=pl.DataFrame(flow_rows, schema={
+            "t_s": pl.Float64, "flow": pl.UInt32, "cwnd_pkts": pl.Float64, "ssthresh_pkts": pl.Float64,
+            "inflight_pkts": pl.Float64, "srtt_ms": pl.Float64, "min_rtt_ms": pl.Float64,
+            "pacing_rate_mbps": pl.Float64, "delivery_rate_mbps": pl.Float64, "goodput_mbps": pl.Float64,
+            "retransmits": pl.Float64, "cc_state": pl.String,
+        }),
+        links=pl.DataFrame(link_rows, schema={
+            "t_s": pl.Float64, "link": pl.String, "backlog_pkts": pl.Float64, "backlog_bytes": pl.Float64,
+            "drops": pl.Float64, "ce_marks": pl.Float64,
+        }),
+        rtt=None,
+    )
+
+
+def _state(sample: dict[str, Any]) -> str:
+    from .tcpinfo import TcpInfo
+
+    return TcpInfo(**{k: v for k, v in sample.items() if k != "t"}).state
+
+
+LINK_NAMES = {"ve-rd": "left->right", "ve-rs": "right->left"}
+
+
+def _links(plan: emu_plan.EmuPlan, rows: list[tuple[float, dict[str, tuple[int, int, int, int]]]], interval: float) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    link_rows = []
+    summaries = []
+    for device, name in LINK_NAMES.items():
+        previous_drops = 0
+        backlogs = []
+        first_sent = rows[0][1][device][3] if rows else 0
+        for t, sample in rows:
+            backlog_pkts, backlog_bytes, drops, _ = sample[device]
+            backlogs.append(backlog_pkts)
+            link_rows.append({"t_s": t, "link": name, "backlog_pkts": float(backlog_pkts), "backlog_bytes": float(backlog_bytes), "drops": float(drops - previous_drops), "ce_marks": 0.0})
+            previous_drops = drops
+        sent = (rows[-1][1][device][3] - first_sent) if rows else 0
+        span = max(interval, (rows[-1][0] - rows[0][0]) if rows else interval)
+        summaries.append({
+            "id": name,
+            "utilization": sent * 8 / (plan.bottleneck_rate_bps * span),
+            "drops": previous_drops,
+            "losses": 0,
+            "ce_marks": 0,
+            "bytes_sent": sent,
+            "backlog_mean_pkts": float(np.mean(backlogs)) if backlogs else 0.0,
+            "backlog_max_pkts": float(max(backlogs)) if backlogs else 0.0,
+        })
+    return link_rows, summaries
+
+
+def _validity(plan: emu_plan.EmuPlan, document: dict[str, Any], flows: list[dict[str, Any]], links: list[dict[str, Any]], raw: dict[str, Any]) -> dict[str, Any]:
+    reasons = []
+    for flow, summary in zip(plan.flows, flows, strict=True):
+        want = 2 * flow.pair.one_way_delay_ns / 1e6
+        got = summary["min_rtt_ms"]
+        if got is None or abs(got - want) > MIN_RTT_TOLERANCE_MS + _serialization_ms(plan):
+            reasons.append(f"flow {flow.index}: min RTT {got} ms, configured {want:g} ms")
+    report = raw["delay_line"]
+    if not report:
+        reasons.append("the delay line wrote no report")
+    else:
+        if (report.get("lateness_p99_us") or 0) > LATENESS_P99_LIMIT_US:
+            reasons.append(f"delay line lateness p99 {report['lateness_p99_us']} us (limit {LATENESS_P99_LIMIT_US})")
+        for key in ("dropped_queue_full", "dropped_no_route", "write_errors"):
+            if report.get(key):
+                reasons.append(f"delay line {key.replace('_', ' ')}: {report[key]} (packets lost outside the bottleneck)")
+    # The qdisc counts whole frames: payload + TCP/IP headers (52 B with timestamps) + 14 B.
+    mss = int(document.get("tcp", {}).get("mss", 1448))
+    acked = sum(f["bytes_acked"] for f in flows)
+    payload_sent = links[0]["bytes_sent"] * mss / (mss + 52 + emu_plan.LINK_OVERHEAD_BYTES)
+    if acked and abs(payload_sent / acked - 1.0) > ACKED_VS_BOTTLENECK_TOLERANCE:
+        reasons.append(f"bottleneck carried about {payload_sent:.0f} B of payload but senders got {acked} B acknowledged")
+    if raw["other_cpu_cores"] > OTHER_CPU_LIMIT_CORES:
+        reasons.append(f"other processes used {raw['other_cpu_cores']:.2f} cores during the run")
+    return {"valid": not reasons, "reasons": reasons, "other_cpu_cores": raw["other_cpu_cores"]}
+
+
+def _serialization_ms(plan: emu_plan.EmuPlan) -> float:
+    """Time to put one full packet and one ACK on the bottleneck, which every RTT includes."""
+    return (emu_plan.MTU + 2 * emu_plan.LINK_OVERHEAD_BYTES + 66) * 8 / plan.bottleneck_rate_bps * 1e3
+
+
+def _jain(values: list[float]) -> float:
+    total = sum(values)
+    squares = sum(v * v for v in values)
+    return total * total / (len(values) * squares) if squares else 1.0

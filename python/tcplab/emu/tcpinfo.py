@@ -1,0 +1,74 @@
+"""The kernel's per-socket TCP state (getsockopt TCP_INFO, struct tcp_info in
+include/uapi/linux/tcp.h) turned into the simulator's flows.parquet columns."""
+
+from __future__ import annotations
+
+import socket
+import struct
+from dataclasses import dataclass
+
+TCP_INFO_BYTES = 232
+# Offsets into struct tcp_info (the u8 fields, then u32 and u64 fields in declaration order).
+_FIELDS = {
+    "ca_state": (1, "B"),
+    "unacked": (24, "I"),
+    "sacked": (28, "I"),
+    "lost": (32, "I"),
+    "retrans": (36, "I"),
+    "rtt_us": (68, "I"),
+    "snd_ssthresh": (76, "I"),
+    "snd_cwnd": (80, "I"),
+    "total_retrans": (100, "I"),
+    "pacing_rate": (104, "Q"),
+    "bytes_acked": (120, "Q"),
+    "min_rtt_us": (148, "I"),
+    "data_segs_out": (156, "I"),
+    "delivery_rate": (160, "Q"),
+    "bytes_sent": (200, "Q"),
+}
+# ssthresh at or above this is "infinite" (TCP_INFINITE_SSTHRESH); pacing_rate ~0 is "none".
+INFINITE_SSTHRESH = 0x7FFFFFFF
+NO_PACING = 2**64 - 1
+# tcp_ca_state (include/uapi/linux/tcp.h) as the simulator names the sender's states.
+CA_STATES = {0: "open", 1: "disorder", 2: "cwr", 3: "recovery", 4: "loss"}
+
+
+@dataclass(frozen=True)
+class TcpInfo:
+    ca_state: int
+    unacked: int
+    sacked: int
+    lost: int
+    retrans: int
+    rtt_us: int
+    snd_ssthresh: int
+    snd_cwnd: int
+    total_retrans: int
+    pacing_rate: int
+    bytes_acked: int
+    min_rtt_us: int
+    data_segs_out: int
+    delivery_rate: int
+    bytes_sent: int
+
+    @property
+    def in_flight(self) -> int:
+        """Packets in flight as Linux counts them (tcp_packets_in_flight)."""
+        return max(0, self.unacked - self.sacked - self.lost + self.retrans)
+
+    @property
+    def state(self) -> str:
+        """`slow_start` / `cong_avoid` while open, else the recovery state (as the simulator)."""
+        if self.ca_state == 0:
+            return "slow_start" if self.snd_cwnd < self.snd_ssthresh else "cong_avoid"
+        return CA_STATES.get(self.ca_state, str(self.ca_state))
+
+
+def parse(raw: bytes) -> TcpInfo:
+    if len(raw) < max(offset + struct.calcsize(kind) for offset, kind in _FIELDS.values()):
+        raise ValueError(f"struct tcp_info of {len(raw)} bytes is too short")
+    return TcpInfo(**{name: struct.unpack_from(f"={kind}", raw, offset)[0] for name, (offset, kind) in _FIELDS.items()})
+
+
+def read(sock: socket.socket) -> TcpInfo:
+    return parse(sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, TCP_INFO_BYTES))

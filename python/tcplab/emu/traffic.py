@@ -1,0 +1,146 @@
+"""The traffic tools the emulation runs inside its namespaces (`python -m tcplab.emu.traffic`):
+
+    receive IP:PORT [IP:PORT ...]        accept connections and discard what they send
+    send --flow N --cc NAME --bind IP --connect IP:PORT --start-at T --stop-at T
+         [--bytes N] --interval S --out FILE
+                                         one bulk (or byte-count) connection with congestion
+                                         control NAME, TCP_INFO sampled every S seconds into
+                                         FILE as JSON lines
+
+Times are CLOCK_MONOTONIC seconds, which every network namespace shares. A sender whose
+algorithm the kernel lacks exits with status 3 and says which it has.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import socket
+import sys
+import threading
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+from . import tcpinfo
+
+CHUNK = b"\0" * 65536
+EXIT_NO_ALGORITHM = 3
+CONNECT_ATTEMPTS = 200
+CONNECT_RETRY_S = 0.01
+
+
+def _address(text: str) -> tuple[str, int]:
+    host, _, port = text.rpartition(":")
+    return host, int(port)
+
+
+def available_algorithms() -> list[str]:
+    return Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
+
+
+def receive(addresses: list[str]) -> None:
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+
+    def drain(conn: socket.socket) -> None:
+        with conn:
+            while conn.recv_into(bytearray(262144)):
+                pass
+
+    def serve(address: str) -> None:
+        server = socket.create_server(_address(address), backlog=64)
+        server.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except TimeoutError:
+                continue
+            threading.Thread(target=drain, args=(conn,), daemon=True).start()
+
+    for address in addresses:
+        threading.Thread(target=serve, args=(address,), daemon=True).start()
+    print("ready", flush=True)
+    while not stop.wait(0.1):
+        pass
+
+
+def send(args: argparse.Namespace) -> int:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, args.cc.encode())
+    except OSError:
+        print(f"congestion control {args.cc!r} is not available; the kernel has: {', '.join(available_algorithms())}", file=sys.stderr)
+        return EXIT_NO_ALGORITHM
+    sock.bind((args.bind, 0))
+    for attempt in range(CONNECT_ATTEMPTS):
+        try:
+            sock.connect(_address(args.connect))
+            break
+        except ConnectionRefusedError:
+            if attempt == CONNECT_ATTEMPTS - 1:
+                raise
+            time.sleep(CONNECT_RETRY_S)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    time.sleep(max(0.0, args.start_at - time.monotonic()))
+    budget = args.bytes
+
+    def pump() -> None:
+        nonlocal budget
+        sock.settimeout(0.05)
+        while not stop.is_set() and time.monotonic() < args.stop_at and (budget is None or budget > 0):
+            chunk = CHUNK if budget is None else CHUNK[: min(len(CHUNK), budget)]
+            try:
+                sent = sock.send(chunk)
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            if budget is not None:
+                budget -= sent
+
+    sender = threading.Thread(target=pump, daemon=True)
+    sender.start()
+    with open(args.out, "w", encoding="utf-8") as out:
+        next_sample = args.start_at
+        while True:
+            now = time.monotonic()
+            info = tcpinfo.read(sock)
+            out.write(json.dumps({"t": now, **asdict(info)}) + "\n")
+            finished = not sender.is_alive() and info.unacked == 0
+            if stop.is_set() or now >= args.stop_at or finished:
+                break
+            next_sample += args.interval
+            time.sleep(max(0.0, next_sample - time.monotonic()))
+    stop.set()
+    sender.join()
+    sock.close()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tcplab.emu.traffic", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    rx = commands.add_parser("receive")
+    rx.add_argument("addresses", nargs="+")
+    tx = commands.add_parser("send")
+    tx.add_argument("--flow", type=int, required=True)
+    tx.add_argument("--cc", required=True)
+    tx.add_argument("--bind", required=True)
+    tx.add_argument("--connect", required=True)
+    tx.add_argument("--start-at", type=float, required=True)
+    tx.add_argument("--stop-at", type=float, required=True)
+    tx.add_argument("--bytes", type=int)
+    tx.add_argument("--interval", type=float, required=True)
+    tx.add_argument("--out", required=True)
+    args = parser.parse_args(argv)
+    if args.command == "receive":
+        receive(args.addresses)
+        return 0
+    return send(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
