@@ -140,8 +140,14 @@ class QdiscSampler:
     def __init__(self, namespace: str, devices: list[str]) -> None:
         from pyroute2 import NetNS  # imported here: only the emulation needs it
 
-        self.ns = NetNS(namespace)
-        self.devices = {device: self.ns.link_lookup(ifname=device)[0] for device in devices}
+        self.ns = NetNS(namespace, flags=0)  # never create it: the run built it
+        self.devices = {}
+        for device in devices:
+            found = self.ns.link_lookup(ifname=device)
+            if not found:
+                names = [link.get_attr("IFLA_IFNAME") for link in self.ns.get_links()]
+                raise EmulationError(f"netlink in namespace {namespace} does not see {device}; it sees {names}")
+            self.devices[device] = found[0]
 
     def sample(self) -> dict[str, tuple[int, int, int, int]]:
         """Per device: (backlog packets, backlog bytes, drops, bytes sent) of the child queue
