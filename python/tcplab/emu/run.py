@@ -21,6 +21,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -96,17 +97,27 @@ class Processes:
 
 
 @contextmanager
-def _terminate_as_interrupt() -> Iterator[None]:
-    """SIGTERM unwinds like Ctrl-C, so the cleanup in `finally` runs for both."""
+def _stop_on_signals() -> Iterator[threading.Event]:
+    """Ctrl-C and SIGTERM set the returned event instead of raising wherever the main thread
+    happens to be (inside a netlink request, an interrupted pyroute2 socket never answers
+    again); the run's loops check it and unwind with KeyboardInterrupt at a safe point."""
+    stop = threading.Event()
 
-    def interrupt(*_: object) -> None:
-        raise KeyboardInterrupt
+    def handler(*_: object) -> None:
+        stop.set()
 
-    previous = signal.signal(signal.SIGTERM, interrupt)
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        yield
+        yield stop
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def _pause(stop: threading.Event, seconds: float) -> None:
+    """Sleeps `seconds`, unwinding at once if a stop signal arrives."""
+    if stop.wait(max(0.0, seconds)):
+        raise KeyboardInterrupt
 
 
 def namespaces_of(prefix: str) -> list[str]:
@@ -186,8 +197,8 @@ def emulate(scenario: Any, *, overrides: dict[str, Any] | None = None, seed: int
     work = Path(tempfile.mkdtemp(prefix=f"tcplab-{plan.prefix}-"))
     started_wall = time.monotonic()
     try:
-        with _terminate_as_interrupt():
-            raw = _execute(plan, processes, work)
+        with _stop_on_signals() as stop:
+            raw = _execute(plan, processes, work, stop)
     finally:
         processes.stop_all()
         for command in plan.teardown:
@@ -199,8 +210,9 @@ def emulate(scenario: Any, *, overrides: dict[str, Any] | None = None, seed: int
     return _result(document, plan, raw, time.monotonic() - started_wall)
 
 
-def _execute(plan: emu_plan.EmuPlan, processes: Processes, work: Path) -> dict[str, Any]:
+def _execute(plan: emu_plan.EmuPlan, processes: Processes, work: Path, stop: threading.Event) -> dict[str, Any]:
     for command in plan.setup:
+        _pause(stop, 0)
         _run(command)
     router, senders, receivers = plan.namespaces["router"], plan.namespaces["senders"], plan.namespaces["receivers"]
     report_path = work / "delay-line.json"
@@ -208,7 +220,7 @@ def _execute(plan: emu_plan.EmuPlan, processes: Processes, work: Path) -> dict[s
     delay_line = processes.start(router, "delayline", "--tun", emu_plan.TUN_DEVICE, *[a for r in routes for a in ("--route", r)], "--report", str(report_path))
     sampler = QdiscSampler(router, [plan.bottleneck_device, "ve-rs"])
     try:
-        _wait_for_carrier(sampler, emu_plan.TUN_DEVICE, delay_line)
+        _wait_for_carrier(sampler, emu_plan.TUN_DEVICE, delay_line, stop)
         addresses = [f"{pair.receiver_ip}:{emu_plan.RECEIVER_PORT}" for pair in plan.pairs]
         receiver = processes.start(receivers, "traffic", "receive", *addresses, stdout=subprocess.PIPE)
         if receiver.stdout is None or receiver.stdout.readline().strip() != "ready":
@@ -216,11 +228,11 @@ def _execute(plan: emu_plan.EmuPlan, processes: Processes, work: Path) -> dict[s
         origin = time.monotonic() + STARTUP_SLACK_S
         senders_started = []
         for flow in plan.flows:
-            stop = min(flow.stop_s if flow.stop_s is not None else plan.duration_s, plan.duration_s)
+            flow_stop_s = min(flow.stop_s if flow.stop_s is not None else plan.duration_s, plan.duration_s)
             args = [
                 "send", "--flow", str(flow.index), "--cc", flow.cc, "--bind", flow.pair.sender_ip,
                 "--connect", f"{flow.pair.receiver_ip}:{emu_plan.RECEIVER_PORT}",
-                "--start-at", repr(origin + flow.start_s), "--stop-at", repr(origin + stop),
+                "--start-at", repr(origin + flow.start_s), "--stop-at", repr(origin + flow_stop_s),
                 "--interval", repr(plan.sample_interval_s), "--out", str(work / f"flow{flow.index}.jsonl"),
             ]
             if flow.bytes is not None:
@@ -234,7 +246,7 @@ def _execute(plan: emu_plan.EmuPlan, processes: Processes, work: Path) -> dict[s
             next_sample += plan.sample_interval_s
             if next_sample > origin + plan.duration_s + 1e-9:
                 break
-            time.sleep(max(0.0, next_sample - time.monotonic()))
+            _pause(stop, next_sample - time.monotonic())
             rows.append((next_sample - origin, sampler.sample()))
             failed = [p for p in senders_started if p.poll() not in (None, 0)]
             if failed:
@@ -261,7 +273,7 @@ def _execute(plan: emu_plan.EmuPlan, processes: Processes, work: Path) -> dict[s
     }
 
 
-def _wait_for_carrier(sampler: QdiscSampler, device: str, delay_line: subprocess.Popen[str]) -> None:
+def _wait_for_carrier(sampler: QdiscSampler, device: str, delay_line: subprocess.Popen[str], stop: threading.Event) -> None:
     deadline = time.monotonic() + STOP_TIMEOUT_S
     while time.monotonic() < deadline:
         if delay_line.poll() is not None:
@@ -269,7 +281,7 @@ def _wait_for_carrier(sampler: QdiscSampler, device: str, delay_line: subprocess
         link = sampler.ns.get_links(ifname=device)
         if link and link[0].get_attr("IFLA_CARRIER") == 1:
             return
-        time.sleep(0.01)
+        _pause(stop, 0.01)
     raise EmulationError(f"the delay line did not attach to TUN {device}")
 
 
