@@ -6,10 +6,11 @@ deletes the namespaces and returns a `Result` with the simulator's schema.
 Safety: nothing outside the run's own namespaces is touched; every process is stopped before
 the namespaces are deleted; cleanup runs on success, on error, on Ctrl-C and on SIGTERM.
 
-Validity (summary.json `run.validity`): the measured minimum RTT within 1 ms of the configured
-one, the delay line's lateness p99 under 1 ms with no drops, the bottleneck's dequeued bytes
-within 5 % of what the senders got acknowledged, and under 0.3 cores of CPU used by other
-processes; a run that fails one is marked invalid with the reasons.
+Validity (summary.json `run.validity`): the measured minimum RTT within 1 ms (plus one packet's
+serialization) of the configured one, the delay line's lateness p99 under 1 ms with no drops,
+no packet dropped by any interface of the run (only the bottleneck qdisc may drop), the
+bottleneck's dequeued payload within 5 % of what the senders got acknowledged, and under 0.3
+cores of CPU used by other processes; a run that fails one is marked invalid with the reasons.
 """
 
 from __future__ import annotations
@@ -124,6 +125,18 @@ def namespaces_of(prefix: str) -> list[str]:
     """The network namespaces whose names start with `prefix` (what a run leaves behind)."""
     out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     return [line.split()[0] for line in out.splitlines() if line.startswith(prefix)]
+
+
+def interface_drops(namespaces: list[str]) -> dict[str, int]:
+    """Packets each interface of the namespaces dropped (rx + tx), by `ns/interface`."""
+    drops = {}
+    for ns in namespaces:
+        out = subprocess.run(["ip", "-n", ns, "-s", "-j", "link", "show"], capture_output=True, text=True)
+        for link in json.loads(out.stdout or "[]"):
+            stats = link.get("stats64", {})
+            count = stats.get("rx", {}).get("dropped", 0) + stats.get("tx", {}).get("dropped", 0)
+            drops[f"{ns}/{link['ifname']}"] = count
+    return drops
 
 
 def _cpu_seconds(pids: list[int]) -> float:
@@ -262,6 +275,7 @@ def _execute(plan: emu_plan.EmuPlan, processes: Processes, work: Path, stop: thr
         sampler.close()
     delay_line.terminate()
     delay_line.wait(timeout=STOP_TIMEOUT_S)
+    drops = interface_drops(list(plan.namespaces.values()))
     report = json.loads(report_path.read_text()) if report_path.exists() else {}
     flows = {flow.index: [json.loads(line) for line in (work / f"flow{flow.index}.jsonl").read_text().splitlines()] for flow in plan.flows}
     return {
@@ -269,6 +283,7 @@ def _execute(plan: emu_plan.EmuPlan, processes: Processes, work: Path, stop: thr
         "qdisc": rows,
         "flows": flows,
         "delay_line": report,
+        "interface_drops": {name: n for name, n in drops.items() if n},
         "other_cpu_cores": max(0.0, machine - own) / plan.duration_s,
     }
 
@@ -424,6 +439,8 @@ def _validity(plan: emu_plan.EmuPlan, document: dict[str, Any], flows: list[dict
     payload_sent = links[0]["bytes_sent"] * mss / (mss + 52 + emu_plan.LINK_OVERHEAD_BYTES)
     if acked and abs(payload_sent / acked - 1.0) > ACKED_VS_BOTTLENECK_TOLERANCE:
         reasons.append(f"bottleneck carried about {payload_sent:.0f} B of payload but senders got {acked} B acknowledged")
+    for interface, count in raw["interface_drops"].items():
+        reasons.append(f"{interface} dropped {count} packets (losses outside the bottleneck)")
     if raw["other_cpu_cores"] > OTHER_CPU_LIMIT_CORES:
         reasons.append(f"other processes used {raw['other_cpu_cores']:.2f} cores during the run")
     return {"valid": not reasons, "reasons": reasons, "other_cpu_cores": raw["other_cpu_cores"]}
