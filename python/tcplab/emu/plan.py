@@ -35,6 +35,7 @@ MTU = 1500
 LINK_OVERHEAD_BYTES = 14
 ROUTER_TABLE = 100
 TUN_DEVICE = "dl"
+TUN_QUEUE_PACKETS = 20_000
 RECEIVER_PORT = 5001
 
 
@@ -245,6 +246,9 @@ def _setup_commands(plan_: EmuPlan, scenario: dict[str, Any], bottleneck: dict[s
     # The delay line's TUN device and the routing through it.
     cmds += [
         ["ip", "-n", r, "tuntap", "add", "dev", TUN_DEVICE, "mode", "tun"],
+        # A slow-start burst arrives at veth speed: the device queue in front of the reader
+        # must hold it (the default 500 packets overflowed in CUBIC runs here).
+        ["ip", "-n", r, "link", "set", TUN_DEVICE, "txqueuelen", str(TUN_QUEUE_PACKETS)],
         ["ip", "-n", r, "link", "set", TUN_DEVICE, "up"],
         ["ip", "netns", "exec", r, "sysctl", "-q", "-w", f"net.ipv4.conf.{TUN_DEVICE}.rp_filter=0"],
         ["ip", "-n", r, "route", "replace", net2, "dev", TUN_DEVICE],

@@ -269,13 +269,15 @@ def _execute(plan: emu_plan.EmuPlan, processes: Processes, work: Path, stop: thr
                 raise EmulationError(f"a sender failed: {message}")
         own = _cpu_seconds([p.pid for p in processes.started]) - own_before + time.process_time() - self_before
         machine = _machine_cpu_seconds() - machine_before
+        # Now, while the delay line still runs: once it stops, the packets still in flight
+        # are dropped at its device, which says nothing about the measured window.
+        drops = interface_drops(list(plan.namespaces.values()))
         for process in senders_started:
             process.wait(timeout=STOP_TIMEOUT_S + plan.sample_interval_s)
     finally:
         sampler.close()
     delay_line.terminate()
     delay_line.wait(timeout=STOP_TIMEOUT_S)
-    drops = interface_drops(list(plan.namespaces.values()))
     report = json.loads(report_path.read_text()) if report_path.exists() else {}
     flows = {flow.index: [json.loads(line) for line in (work / f"flow{flow.index}.jsonl").read_text().splitlines()] for flow in plan.flows}
     return {
