@@ -31,7 +31,7 @@ from .units import duration_ns, rate_bps, size_bytes
 FAITHFUL_RATE_BPS = (10e6, 300e6)
 REFUSED_ABOVE_BPS = 1e9
 MTU = 1500
-# Ethernet framing the tbf counts on a veth (14 B header), bytes per packet.
+# Ethernet framing on a veth (14 B header): the tbf's size table takes it off again.
 LINK_OVERHEAD_BYTES = 14
 ROUTER_TABLE = 100
 TUN_DEVICE = "dl"
@@ -206,7 +206,8 @@ def _shaping(ns: str, device: str, link: dict[str, Any]) -> list[list[str]]:
         child[0] = "pfifo_head_drop"
     tbf = ["tbf", "rate", f"{rate}bit", "burst", str(burst), "latency", "10s"]
     return [
-        ["ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev", device, "root", "handle", "1:", *tbf],
+        # stab overhead −14: the tbf counts IP packet sizes, as the simulator's link rates do.
+        ["ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev", device, "root", "handle", "1:", "stab", "overhead", f"-{LINK_OVERHEAD_BYTES}", *tbf],
         ["ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev", device, "parent", "1:1", "handle", "10:", *child],
     ]
 

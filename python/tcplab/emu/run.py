@@ -435,10 +435,11 @@ def _validity(plan: emu_plan.EmuPlan, document: dict[str, Any], flows: list[dict
         for key in ("dropped_queue_full", "dropped_no_route", "write_errors"):
             if report.get(key):
                 reasons.append(f"delay line {key.replace('_', ' ')}: {report[key]} (packets lost outside the bottleneck)")
-    # The qdisc counts whole frames: payload + TCP/IP headers (52 B with timestamps) + 14 B.
+    # The qdisc counts IP packets (its size table removes the Ethernet header): payload +
+    # 52 B of TCP/IP headers with timestamps.
     mss = int(document.get("tcp", {}).get("mss", 1448))
     acked = sum(f["bytes_acked"] for f in flows)
-    payload_sent = links[0]["bytes_sent"] * mss / (mss + 52 + emu_plan.LINK_OVERHEAD_BYTES)
+    payload_sent = links[0]["bytes_sent"] * mss / (mss + 52)
     if acked and abs(payload_sent / acked - 1.0) > ACKED_VS_BOTTLENECK_TOLERANCE:
         reasons.append(f"bottleneck carried about {payload_sent:.0f} B of payload but senders got {acked} B acknowledged")
     for interface, count in raw["interface_drops"].items():
@@ -450,7 +451,7 @@ def _validity(plan: emu_plan.EmuPlan, document: dict[str, Any], flows: list[dict
 
 def _serialization_ms(plan: emu_plan.EmuPlan) -> float:
     """Time to put one full packet and one ACK on the bottleneck, which every RTT includes."""
-    return (emu_plan.MTU + 2 * emu_plan.LINK_OVERHEAD_BYTES + 66) * 8 / plan.bottleneck_rate_bps * 1e3
+    return (emu_plan.MTU + 66) * 8 / plan.bottleneck_rate_bps * 1e3
 
 
 def _jain(values: list[float]) -> float:
