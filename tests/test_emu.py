@@ -47,7 +47,7 @@ def test_the_plan_builds_three_namespaces_a_shaped_bottleneck_and_the_delay_rout
     plan = plan_for(tcplab.resolve("rtt-lens"), prefix="tlabcdef")
     assert plan.namespaces == {"senders": "tlabcdefs", "router": "tlabcdefr", "receivers": "tlabcdefd"}
     text = plan.commands_text()
-    assert "tc qdisc add dev ve-rd root handle 1: tbf rate 10000000bit" in text
+    assert "tc qdisc add dev ve-rd root handle 1: stab overhead -14 tbf rate 10000000bit" in text
     assert "tc qdisc add dev ve-rd parent 1:1 handle 10: pfifo limit 330" in text
     assert "gso_max_segs 1" in text and "net.ipv4.tcp_no_metrics_save=1" in text
     # 20 ms one way on the bottleneck, each direction through the delay line.
