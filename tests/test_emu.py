@@ -13,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+import polars as pl
 import pytest
 import tcplab
 from tcplab import ScenarioError
@@ -109,6 +110,13 @@ def test_dry_run_prints_the_commands_and_runs_nothing(run_cli, tmp_path: Path) -
         assert namespaces() == before
 
 
+def test_without_root_the_backend_refuses_in_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    with pytest.raises(EmulationError) as error:
+        emulate("rtt-lens")
+    assert str(error.value).startswith("the emulation backend needs root") and "\n" not in str(error.value)
+
+
 # --- on the kernel -------------------------------------------------------------------------
 
 
@@ -124,6 +132,10 @@ def test_cubic_and_bbr_on_the_kernel_fill_the_link_and_differ_in_delay() -> None
         assert result.flows["t_s"].max() > 14.0 and result.links.height > 0
     cubic, bbr = (results[cc].summary["flows"][0]["rtt_mean_ms"] for cc in ("cubic", "bbr"))
     assert cubic >= 3 * bbr, f"CUBIC mean RTT {cubic} ms vs BBR {bbr} ms"
+    # BBR's own model: a bandwidth estimate near the 10 Mbps link, a min RTT near 40 ms.
+    late = results["bbr"].flows.filter(pl.col("t_s") > 5)
+    assert 8.0 < late["bbr_bw_mbps"].median() < 11.0 and 39.0 < late["bbr_min_rtt_ms"].median() < 42.0
+    assert results["cubic"].flows["bbr_bw_mbps"].null_count() == results["cubic"].flows.height
     assert namespaces() == before and not emulation_processes()
 
 

@@ -330,6 +330,7 @@ def _result(document: dict[str, Any], plan: emu_plan.EmuPlan, raw: dict[str, Any
                 "goodput_mbps": (acked - previous_acked) * 8 / interval / 1e6,
                 "retransmits": float(retrans - previous_retrans),
                 "cc_state": flow.cc.upper() if flow.cc == "bbr" else _state(sample),
+                **_bbr_columns(sample.get("bbr")),
             })
             previous_acked, previous_retrans = acked, retrans
         last = samples[-1] if samples else {"bytes_acked": 0, "total_retrans": 0, "min_rtt_us": 0, "data_segs_out": 0, "bytes_sent": 0}
@@ -375,6 +376,7 @@ def _result(document: dict[str, Any], plan: emu_plan.EmuPlan, raw: dict[str, Any
             "inflight_pkts": pl.Float64, "srtt_ms": pl.Float64, "min_rtt_ms": pl.Float64,
             "pacing_rate_mbps": pl.Float64, "delivery_rate_mbps": pl.Float64, "goodput_mbps": pl.Float64,
             "retransmits": pl.Float64, "cc_state": pl.String,
+            **dict.fromkeys(BBR_COLUMNS, pl.Float64),
         }),
         links=pl.DataFrame(link_rows, schema={
             "t_s": pl.Float64, "link": pl.String, "backlog_pkts": pl.Float64, "backlog_bytes": pl.Float64,
@@ -384,10 +386,25 @@ def _result(document: dict[str, Any], plan: emu_plan.EmuPlan, raw: dict[str, Any
     )
 
 
+# Columns only the emulation has: BBR's own model from TCP_CC_INFO (null for other algorithms).
+BBR_COLUMNS = ("bbr_bw_mbps", "bbr_min_rtt_ms", "bbr_pacing_gain", "bbr_cwnd_gain")
+
+
+def _bbr_columns(bbr: dict[str, Any] | None) -> dict[str, float | None]:
+    if bbr is None:
+        return dict.fromkeys(BBR_COLUMNS)
+    return {
+        "bbr_bw_mbps": bbr["bw_bytes_per_s"] * 8 / 1e6,
+        "bbr_min_rtt_ms": bbr["min_rtt_us"] / 1e3,
+        "bbr_pacing_gain": bbr["pacing_gain"],
+        "bbr_cwnd_gain": bbr["cwnd_gain"],
+    }
+
+
 def _state(sample: dict[str, Any]) -> str:
     from .tcpinfo import TcpInfo
 
-    return TcpInfo(**{k: v for k, v in sample.items() if k != "t"}).state
+    return TcpInfo(**{k: v for k, v in sample.items() if k not in ("t", "bbr")}).state
 
 
 LINK_NAMES = {"ve-rd": "left->right", "ve-rs": "right->left"}

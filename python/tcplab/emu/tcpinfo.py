@@ -72,3 +72,26 @@ def parse(raw: bytes) -> TcpInfo:
 
 def read(sock: socket.socket) -> TcpInfo:
     return parse(sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, TCP_INFO_BYTES))
+
+
+# getsockopt TCP_CC_INFO (include/uapi/linux/inet_diag.h): for BBR, struct tcp_bbr_info.
+TCP_CC_INFO = 26
+_BBR_INFO = struct.Struct("=IIIII")  # bw_lo, bw_hi (bytes/s), min_rtt (us), pacing_gain, cwnd_gain
+BBR_UNIT = 256  # gains are fixed point with 8 fractional bits (BBR_UNIT)
+
+
+@dataclass(frozen=True)
+class BbrInfo:
+    bw_bytes_per_s: int
+    min_rtt_us: int
+    pacing_gain: float
+    cwnd_gain: float
+
+
+def read_bbr(sock: socket.socket) -> BbrInfo | None:
+    """BBR's model of the path (bandwidth estimate, min RTT, gains), None for other algorithms."""
+    raw = sock.getsockopt(socket.IPPROTO_TCP, TCP_CC_INFO, _BBR_INFO.size)
+    if len(raw) < _BBR_INFO.size:
+        return None
+    bw_lo, bw_hi, min_rtt, pacing_gain, cwnd_gain = _BBR_INFO.unpack(raw)
+    return BbrInfo(bw_lo | bw_hi << 32, min_rtt, pacing_gain / BBR_UNIT, cwnd_gain / BBR_UNIT)

@@ -4,8 +4,8 @@
     send --flow N --cc NAME --bind IP --connect IP:PORT --start-at T --stop-at T
          [--bytes N] --interval S --out FILE
                                          one bulk (or byte-count) connection with congestion
-                                         control NAME, TCP_INFO sampled every S seconds into
-                                         FILE as JSON lines
+                                         control NAME, TCP_INFO (and BBR's TCP_CC_INFO) sampled
+                                         every S seconds into FILE as JSON lines
 
 Times are CLOCK_MONOTONIC seconds, which every network namespace shares. A sender whose
 algorithm the kernel lacks exits with status 3 and says which it has.
@@ -108,7 +108,8 @@ def send(args: argparse.Namespace) -> int:
         while True:
             now = time.monotonic()
             info = tcpinfo.read(sock)
-            out.write(json.dumps({"t": now, **asdict(info)}) + "\n")
+            bbr = tcpinfo.read_bbr(sock) if args.cc == "bbr" else None
+            out.write(json.dumps({"t": now, **asdict(info), "bbr": None if bbr is None else asdict(bbr)}) + "\n")
             finished = not sender.is_alive() and info.unacked == 0
             if stop.is_set() or now >= args.stop_at or finished:
                 break
