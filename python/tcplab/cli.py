@@ -20,6 +20,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any, TextIO
 
+import polars as pl
 import typer
 
 from . import _core, studies
@@ -139,6 +140,62 @@ def emulate(
 
 
 @app.command()
+def sweep(
+    campaign_file: Annotated[Path, typer.Argument(metavar="CAMPAIGN", help="A campaign .toml file.")],
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", help="Campaign directory (default: runs/NAME)."),
+    ] = None,
+    jobs: Annotated[int | None, typer.Option("--jobs", "-j", help="Workers (default: every core).")] = None,
+    engine: Annotated[str, typer.Option(help="local (a process pool) or dask.")] = "local",
+    scheduler: Annotated[
+        str | None, typer.Option(help="With --engine dask: an existing scheduler, tcp://host:port.")
+    ] = None,
+) -> None:
+    """Run a campaign: every combination of its axes and seeds not already finished, then
+    print metric means and 95 % confidence intervals over the seeds. Exits 1 if a run failed."""
+    from .sweep import Campaign
+
+    with _reported_errors():
+        if engine not in ("local", "dask"):
+            raise ScenarioError(f"--engine {engine!r}: allowed: local, dask")
+        if jobs is not None and jobs < 1:
+            raise ScenarioError(f"--jobs {jobs}: must be at least 1")
+        campaign = Campaign(campaign_file, output)
+        with SweepProgressLine() as progress:
+            state = campaign.run(jobs=jobs, engine=engine, scheduler=scheduler, progress=progress)
+        table = campaign.table()
+    print(
+        f"{campaign.spec.name}: {state.total} runs, {state.skipped} already done,"
+        f" {state.done} run now, {state.failed} failed -> {campaign.directory}"
+    )
+    if not table.is_empty():
+        print()
+        print(format_campaign_table(table, list(campaign.spec.axes) + list(campaign.spec.labels)))
+    if state.failed:
+        failures = campaign.index().filter(pl.col("status") == "failed")
+        for row in failures.head(5).iter_rows(named=True):
+            print(f"failed {row['run_id']}: {row['error']}", file=sys.stderr)
+        raise typer.Exit(EXIT_FAILURE)
+
+
+CAMPAIGN_TABLE_METRICS = ("goodput_mbps", "rtt_mean_ms", "retransmits", "fairness_jain")
+
+
+def format_campaign_table(table: pl.DataFrame, keys: list[str]) -> str:
+    """The main metrics as `mean ± CI` per combination of axis values."""
+    header = [*keys, "runs", *CAMPAIGN_TABLE_METRICS]
+    rows = []
+    for row in table.iter_rows(named=True):
+        cells = [str(row[k]) for k in keys] + [str(row["runs"])]
+        for metric in CAMPAIGN_TABLE_METRICS:
+            mean, ci = row.get(f"{metric}_mean"), row.get(f"{metric}_ci95")
+            cells.append("-" if mean is None else f"{mean:.3f}" + ("" if ci is None else f" ± {ci:.3f}"))
+        rows.append(cells)
+    return format_table([header, *rows], "l" * len(keys) + "r" * (1 + len(CAMPAIGN_TABLE_METRICS)))
+
+
+@app.command()
 def schema() -> None:
     """Print the JSON Schema of scenario files."""
     print(_core.schema())
@@ -233,6 +290,22 @@ class ProgressLine:
         if self.last_drawn is not None:
             self.stream.write("\r\033[K")  # back to the line start, erase to its end
             self.stream.flush()
+
+
+class SweepProgressLine(ProgressLine):
+    """Runs done / failed / remaining and an ETA, on stderr when it is a terminal."""
+
+    def __init__(self) -> None:
+        super().__init__(label="sweep")
+
+    def __call__(self, state: Any) -> None:  # type: ignore[override]
+        if not self.stream.isatty():
+            return
+        eta = state.eta_seconds
+        eta_text = "" if eta is None else f"  ETA {eta:.0f} s"
+        self.stream.write(f"\r{self.label}: {state.done} done, {state.failed} failed, {state.remaining} remaining{eta_text}\033[K")
+        self.stream.flush()
+        self.last_drawn = self.clock()
 
 
 def format_summary(result: Result) -> str:

@@ -1,0 +1,140 @@
+"""The campaign store: one directory per campaign.
+
+    DIR/campaign.toml            the campaign as it was last run
+    DIR/runs/<run id>/           each finished run's directory (written atomically by Result.save)
+    DIR/failed/<run id>.json     a failed run's error (removed when the run later succeeds)
+    DIR/index.parquet            one row per run of the campaign: axis values, labels, seed,
+                                 status, error and summary metrics
+
+A run directory exists only once complete, so "finished" is "its directory exists" (the
+staging directory of a save cut short is removed at the end of an invocation): a second
+invocation after Ctrl-C, a crash or a lost worker runs only what is missing, and a changed axis
+adds only the new runs. Wall-clock fields are kept out of the index, so the index of a
+campaign is the same, bit for bit, whichever engine and worker count produced it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from .campaign import Run
+
+RUNS = "runs"
+FAILED = "failed"
+INDEX = "index.parquet"
+# Student's t, two-sided 95 %, by degrees of freedom 1..30; beyond, the normal 1.96.
+_T95 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+        2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042]
+
+
+def t95(degrees_of_freedom: int) -> float:
+    return _T95[degrees_of_freedom - 1] if degrees_of_freedom <= len(_T95) else 1.96
+
+
+class Store:
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.runs = directory / RUNS
+        self.failed = directory / FAILED
+
+    def run_directory(self, run_id: str) -> Path:
+        return self.runs / run_id
+
+    def is_finished(self, run_id: str) -> bool:
+        return (self.runs / run_id / "summary.json").is_file()
+
+    def record_failure(self, run_id: str, error: str) -> None:
+        self.failed.mkdir(parents=True, exist_ok=True)
+        staging = self.failed / f".{run_id}.partial"
+        staging.write_text(json.dumps({"error": error}), encoding="utf-8")
+        os.replace(staging, self.failed / f"{run_id}.json")
+
+    def clear_failure(self, run_id: str) -> None:
+        (self.failed / f"{run_id}.json").unlink(missing_ok=True)
+
+    def failure(self, run_id: str) -> str | None:
+        path = self.failed / f"{run_id}.json"
+        return json.loads(path.read_text(encoding="utf-8"))["error"] if path.is_file() else None
+
+    def index(self, runs: list[Run]) -> pl.DataFrame:
+        """One row per run, from the run directories and failure records."""
+        rows = []
+        for run in runs:
+            row: dict[str, Any] = {"run_id": run.run_id, "seed": run.seed}
+            row.update({key: _cell(value) for key, value in run.params.items()})
+            row.update(run.labels)
+            if self.is_finished(run.run_id):
+                summary = json.loads((self.runs / run.run_id / "summary.json").read_text(encoding="utf-8"))
+                row.update(status="ok", error=None, **metrics(summary))
+            else:
+                error = self.failure(run.run_id)
+                row.update(status="failed" if error else "missing", error=error)
+            rows.append(row)
+        return pl.DataFrame(rows, infer_schema_length=None)
+
+    def remove_leftovers(self) -> None:
+        """Removes the staging directories of saves that never finished (a worker killed while
+        writing); the runs they belonged to are missing and run again next time."""
+        if self.runs.is_dir():
+            for path in self.runs.iterdir():
+                if path.name.startswith(".") and (".partial-" in path.name or ".retired-" in path.name):
+                    shutil.rmtree(path, ignore_errors=True)
+
+    def write_index(self, frame: pl.DataFrame) -> None:
+        staging = self.directory / f".{INDEX}.partial"
+        frame.write_parquet(staging)
+        os.replace(staging, self.directory / INDEX)
+
+
+def _cell(value: Any) -> Any:
+    """Axis values as index cells: scalars as they are, tables and lists as JSON text."""
+    return value if isinstance(value, (str, int, float, bool)) else json.dumps(value, sort_keys=True)
+
+
+def metrics(summary: dict[str, Any]) -> dict[str, float | None]:
+    """The summary metrics of one run the index keeps (no wall-clock values)."""
+    flows = summary["flows"]
+    rtts = [f["rtt_mean_ms"] for f in flows if f.get("rtt_mean_ms") is not None]
+    p95s = [f["rtt_p95_ms"] for f in flows if f.get("rtt_p95_ms") is not None]
+    busiest = max(summary["links"], key=lambda link: link["utilization"], default=None)
+    values: dict[str, float | None] = {
+        "goodput_mbps": sum(f["goodput_mbps"] for f in flows),
+        "rtt_mean_ms": sum(rtts) / len(rtts) if rtts else None,
+        "rtt_p95_ms": max(p95s) if p95s else None,
+        "retransmits": float(sum(f["retransmits"] for f in flows)),
+        "fairness_jain": summary["fairness_jain"],
+        "bottleneck_utilization": busiest["utilization"] if busiest else None,
+        "bottleneck_drops": float(busiest["drops"]) if busiest else None,
+    }
+    for f in flows:
+        values[f"flow{f['id']}_goodput_mbps"] = f["goodput_mbps"]
+        values[f"flow{f['id']}_rtt_mean_ms"] = f.get("rtt_mean_ms")
+    return values
+
+
+def aggregate(index: pl.DataFrame, group_by: list[str]) -> pl.DataFrame:
+    """Mean and 95 % confidence half-width (Student's t over the seeds) of every metric per
+    combination of `group_by`, over the finished runs."""
+    done = index.filter(pl.col("status") == "ok")
+    fixed = {"run_id", "seed", "status", "error", *group_by}
+    numeric = [c for c, dtype in done.schema.items() if c not in fixed and dtype.is_numeric()]
+    if done.is_empty():
+        return pl.DataFrame({key: [] for key in group_by})
+    aggregations = [pl.len().alias("runs")]
+    for column in numeric:
+        aggregations += [pl.col(column).mean().alias(f"{column}_mean"), pl.col(column).std().alias(f"_{column}_sd")]
+    table = done.group_by(group_by, maintain_order=True).agg(aggregations) if group_by else done.select(aggregations)
+    for column in numeric:
+        half = [
+            None if sd is None or n < 2 or math.isnan(sd) else t95(n - 1) * sd / math.sqrt(n)
+            for sd, n in zip(table[f"_{column}_sd"], table["runs"], strict=True)
+        ]
+        table = table.with_columns(pl.Series(f"{column}_ci95", half, dtype=pl.Float64)).drop(f"_{column}_sd")
+    return table
