@@ -41,6 +41,7 @@ bench: install
 	cargo bench --workspace --exclude tcplab-py
 	$(BIN)/python benches/speed.py
 	$(BIN)/python benches/mmwave_sweep.py
+	$(BIN)/python benches/sweep_speed.py
 
 # Regenerate the checked-in JSON Schema after changing scenario types.
 schema: install
