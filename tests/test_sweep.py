@@ -157,3 +157,44 @@ def test_the_cli_prints_the_table(run_cli, tmp_path: Path) -> None:
     assert outcome.code == 0, outcome.stderr
     assert outcome.stdout.startswith("small: 12 runs, 0 already done, 12 run now, 0 failed")
     assert "goodput_mbps" in outcome.stdout and " ± " in outcome.stdout and "cubic-50pkt" in outcome.stdout
+
+
+def test_an_inline_base_and_zipped_axes(tmp_path: Path) -> None:
+    text = """
+seeds = [5]
+combine = "zip"
+[base]
+duration = "1s"
+[base.topology]
+kind = "dumbbell"
+bottleneck = { rate = "10Mbps", delay = "5ms", buffer = "50pkt" }
+[[base.flows]]
+cc = "cubic"
+[axes]
+"flows.0.cc" = ["cubic", "bbr", "reno"]
+"topology.bottleneck.rate" = ["10Mbps", "20Mbps", "30Mbps"]
+"""
+    campaign = Campaign(campaign_file(tmp_path, text), tmp_path / "out")
+    assert campaign.spec.name == "campaign" and [r.seed for r in campaign.runs] == [5, 5, 5]
+    assert [tuple(r.params.values()) for r in campaign.runs] == [("cubic", "10Mbps"), ("bbr", "20Mbps"), ("reno", "30Mbps")]
+    campaign.run(jobs=1)
+    goodputs = campaign.index()["goodput_mbps"].to_list()
+    assert goodputs[0] < 10 < goodputs[1] < 20 < goodputs[2] < 30
+    with pytest.raises(ScenarioError, match=r"^axes: zipped axes need lists of one length"):
+        Campaign(campaign_file(tmp_path, text.replace('"30Mbps"]', ']').replace(', ]', ']')), tmp_path / "x")
+
+
+def test_the_progress_line_counts_runs_on_a_terminal() -> None:
+    import io
+
+    from tcplab.cli import SweepProgressLine
+    from tcplab.sweep import Progress
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    line = SweepProgressLine()
+    line.stream = Terminal()
+    line(Progress(total=10, skipped=2, done=3, failed=1, started=0.0))
+    assert "sweep: 3 done, 1 failed, 4 remaining  ETA" in line.stream.getvalue()
