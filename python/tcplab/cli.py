@@ -55,6 +55,25 @@ def main(argv: list[str] | None = None) -> None:
     app(args=argv, prog_name="tcplab")
 
 
+# Options shared by `run` and `emulate`.
+RunDirectoryOption = Annotated[
+    Path | None,
+    typer.Option("--output", "-o", help="Run directory (default: runs/NAME-YYYYmmdd-HHMMSS)."),
+]
+SetOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--set",
+        metavar="KEY=VALUE",
+        help="Set a scenario key, e.g. flows.0.cc=bbr or duration=5s (repeatable).",
+    ),
+]
+PlotsOption = Annotated[bool, typer.Option("--plots/--no-plots", help="Write plots/*.png.")]
+OverwriteOption = Annotated[
+    bool, typer.Option("--overwrite", help="Replace the output directory if it is not empty.")
+]
+
+
 @app.command()
 def run(
     scenario: Annotated[
@@ -63,23 +82,11 @@ def run(
             metavar="SCENARIO", help="A scenario .toml file, a study name, or STUDY:CASE (see `tcplab list`)."
         ),
     ],
-    output: Annotated[
-        Path | None,
-        typer.Option("--output", "-o", help="Run directory (default: runs/NAME-YYYYmmdd-HHMMSS)."),
-    ] = None,
-    assignments: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--set",
-            metavar="KEY=VALUE",
-            help="Set a scenario key, e.g. flows.0.cc=bbr or duration=5s (repeatable).",
-        ),
-    ] = None,
+    output: RunDirectoryOption = None,
+    assignments: SetOption = None,
     seed: Annotated[int | None, typer.Option(help="Seed, instead of the scenario's.")] = None,
-    plots: Annotated[bool, typer.Option("--plots/--no-plots", help="Write plots/*.png.")] = True,
-    overwrite: Annotated[
-        bool, typer.Option("--overwrite", help="Replace the output directory if it is not empty.")
-    ] = False,
+    plots: PlotsOption = True,
+    overwrite: OverwriteOption = False,
     backend: Annotated[
         str,
         typer.Option(help="sim (the simulator) or emu (this machine's kernel TCP, as root)."),
@@ -121,18 +128,10 @@ def run(
 @app.command()
 def emulate(
     scenario: Annotated[str, typer.Argument(metavar="SCENARIO", help="As for `tcplab run`.")],
-    output: Annotated[
-        Path | None,
-        typer.Option("--output", "-o", help="Run directory (default: runs/NAME-YYYYmmdd-HHMMSS)."),
-    ] = None,
-    assignments: Annotated[
-        list[str] | None,
-        typer.Option("--set", metavar="KEY=VALUE", help="Set a scenario key (repeatable)."),
-    ] = None,
-    plots: Annotated[bool, typer.Option("--plots/--no-plots", help="Write plots/*.png.")] = True,
-    overwrite: Annotated[
-        bool, typer.Option("--overwrite", help="Replace the output directory if it is not empty.")
-    ] = False,
+    output: RunDirectoryOption = None,
+    assignments: SetOption = None,
+    plots: PlotsOption = True,
+    overwrite: OverwriteOption = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the commands, run nothing.")] = False,
 ) -> None:
     """Run a scenario on this machine's kernel TCP (alias of `run --backend emu`)."""
