@@ -198,3 +198,43 @@ def test_the_progress_line_counts_runs_on_a_terminal() -> None:
     line.stream = Terminal()
     line(Progress(total=10, skipped=2, done=3, failed=1, started=0.0))
     assert "sweep: 3 done, 1 failed, 4 remaining  ETA" in line.stream.getvalue()
+
+
+def test_named_axes_apply_their_override_tables(tmp_path: Path) -> None:
+    text = """
+base = "rtt-lens"
+[axes.size.small]
+"topology.bottleneck.buffer" = "20pkt"
+"duration" = "1s"
+[axes.size.large]
+"topology.bottleneck.buffer" = "200pkt"
+"duration" = "2s"
+"""
+    campaign = Campaign(campaign_file(tmp_path, text), tmp_path / "out")
+    assert [r.params for r in campaign.runs] == [{"size": "small"}, {"size": "large"}]
+    assert [r.scenario["duration"] for r in campaign.runs] == ["1s", "2s"]
+    bad = text.replace('"200pkt"', '"lots"')
+    with pytest.raises(ScenarioError, match=r"^axes.size = 'large': topology.bottleneck.buffer"):
+        Campaign(campaign_file(tmp_path, bad), tmp_path / "out")
+
+
+def test_every_study_is_a_campaign_of_its_cases_and_seeds() -> None:
+    from tcplab import studies
+    from tcplab.sweep.campaign import expand, study_campaign
+
+    for study in studies.all_studies().values():
+        spec = study_campaign(study.path, quick=True)
+        runs = expand(spec)
+        assert len(runs) == len(study.cases) * len(spec.seeds), study.name
+        assert {"-".join(map(str, r.params.values())) for r in runs} == set(study.cases)
+
+
+def test_reproduce_lists_the_studies_and_runs_one(run_cli, tmp_path: Path) -> None:
+    listing = run_cli("reproduce")
+    assert listing.code == 0 and "siad-mmwave" in listing.stdout and "wifi-cubic-bbr" in listing.stdout
+    outcome = run_cli("reproduce", "rtt-lens", "--quick", "-o", tmp_path / "out", "-j", "2")
+    assert outcome.code == 0, outcome.stderr
+    assert outcome.stdout.startswith("rtt-lens (--quick: shortened runs, a first look only): 6 runs")
+    index = pl.read_parquet(tmp_path / "out" / "index.parquet")
+    assert sorted(set(index["cc"])) == ["bbr", "cubic"] and sorted(set(index["seed"])) == [1, 2, 3]
+    assert run_cli("reproduce", "no-such-study").code == 2

@@ -178,6 +178,47 @@ def sweep(
         raise typer.Exit(EXIT_FAILURE)
 
 
+@app.command()
+def reproduce(
+    study: Annotated[str | None, typer.Argument(metavar="STUDY", help="A study (none: list them).")] = None,
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", help="Directory (default: runs/reproduce-STUDY[-quick])."),
+    ] = None,
+    quick: Annotated[bool, typer.Option("--quick", help="Shorter runs, for a first look.")] = False,
+    jobs: Annotated[int | None, typer.Option("--jobs", "-j", help="Workers (default: every core).")] = None,
+    engine: Annotated[str, typer.Option(help="local (a process pool) or dask.")] = "local",
+    scheduler: Annotated[
+        str | None, typer.Option(help="With --engine dask: an existing scheduler, tcp://host:port.")
+    ] = None,
+) -> None:
+    """Run a reference study's sweep (every case, every seed) and print its table; with no
+    study, list the studies."""
+    from .sweep import Campaign
+    from .sweep.campaign import study_campaign
+
+    if study is None:
+        rows = [[s.name, s.description] for s in studies.all_studies().values()]
+        print(format_table(rows, "ll"))
+        return
+    with _reported_errors():
+        found = studies.find(study)
+        if found is None:
+            raise ScenarioError(f"{study}: no such study (studies: {', '.join(studies.all_studies())})")
+        suffix = "-quick" if quick else ""
+        campaign = Campaign.from_spec(study_campaign(found.path, quick), found.path, output or Path("runs") / f"reproduce-{study}{suffix}")
+        with SweepProgressLine() as progress:
+            state = campaign.run(jobs=jobs, engine=engine, scheduler=scheduler, progress=progress)
+        table = campaign.table()
+    quick_note = " (--quick: shortened runs, a first look only)" if quick else ""
+    print(f"{study}{quick_note}: {state.total} runs, {state.skipped} already done, {state.done} run now, {state.failed} failed -> {campaign.directory}")
+    if not table.is_empty():
+        print()
+        print(format_campaign_table(table, list(campaign.spec.axes)))
+    if state.failed:
+        raise typer.Exit(EXIT_FAILURE)
+
+
 CAMPAIGN_TABLE_METRICS = ("goodput_mbps", "rtt_mean_ms", "retransmits", "fairness_jain")
 
 

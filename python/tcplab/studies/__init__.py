@@ -13,9 +13,10 @@ value per axis, in file order, named by the values joined with `-`:
     [study.axes.buffer.4MB]
     "topology.rlc.buffer" = "4MB"
 
-gives the case `bbr-4MB`, run as `tcplab run siad-mmwave:bbr-4MB`. The `study` table is
-metadata: it is removed before the scenario is validated, and the study name alone runs the
-file's own values.
+gives the case `bbr-4MB`, run as `tcplab run siad-mmwave:bbr-4MB`. `study.seeds` is how many
+replications `tcplab reproduce` runs of every case, and `[study.quick]` holds the overrides of
+`--quick` (shorter runs). The `study` table is metadata: it is removed before the scenario is
+validated, and the study name alone runs the file's own values.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ from typing import Any
 
 STUDY_DIRECTORY = Path(__file__).parent
 STUDY_TABLE = "study"
+# axes: the cases; seeds: replications `tcplab reproduce` runs; quick: overrides for --quick.
+STUDY_KEYS = {"axes", "seeds", "quick"}
 CASE_SEPARATOR = ":"
 
 
@@ -60,8 +63,8 @@ def find(name: str) -> Study | None:
 def cases_of(document: Mapping[str, Any], origin: str) -> dict[str, dict[str, Any]]:
     """The cases a scenario document's `[study.axes]` table describes (see the module doc)."""
     table = document.get(STUDY_TABLE, {})
-    if not isinstance(table, Mapping) or set(table) - {"axes"}:
-        raise StudyFormatError(f"{origin}: [study] may only hold an axes table")
+    if not isinstance(table, Mapping) or set(table) - STUDY_KEYS:
+        raise StudyFormatError(f"{origin}: [study] may only hold {', '.join(sorted(STUDY_KEYS))}")
     axes = table.get("axes", {})
     values_per_axis = []
     for axis, values in axes.items() if isinstance(axes, Mapping) else [("axes", None)]:

@@ -54,10 +54,20 @@ class Campaign:
     """A campaign file and the directory that stores its runs."""
 
     def __init__(self, source: str | Path, directory: str | Path | None = None) -> None:
-        self.source = Path(source)
-        self.spec: CampaignSpec = load_campaign(self.source)
-        self.runs: list[Run] = expand(self.spec)
-        self.store = Store(Path(directory) if directory is not None else Path("runs") / self.spec.name)
+        self._init(load_campaign(Path(source)), Path(source), directory)
+
+    @classmethod
+    def from_spec(cls, spec: CampaignSpec, source: Path, directory: str | Path | None = None) -> Campaign:
+        """A campaign already parsed (a study's sweep); `source` is copied into the directory."""
+        campaign = cls.__new__(cls)
+        campaign._init(spec, source, directory)
+        return campaign
+
+    def _init(self, spec: CampaignSpec, source: Path, directory: str | Path | None) -> None:
+        self.source = source
+        self.spec = spec
+        self.runs: list[Run] = expand(spec)
+        self.store = Store(Path(directory) if directory is not None else Path("runs") / spec.name)
 
     @property
     def directory(self) -> Path:

@@ -10,6 +10,12 @@
     [labels]                         # optional: derived columns, {dotted.key} replaced by its value
     case = "{flows.0.cc}-{topology.bottleneck.buffer}"
 
+An axis may instead name its values, each a table of overrides (the `[study.axes]` format of
+the built-in studies, so a study file is a campaign too: `study_campaign`):
+
+    [axes.buffer.4MB]
+    "topology.rlc.buffer" = "4MB"
+
 `expand()` turns a campaign into its runs — every one resolved by the Rust core before
 anything runs, so a malformed axis (unknown key, empty list, a value of the wrong type) is a
 one-line error naming the axis. A run is identified by the hash of its resolved scenario, seed
@@ -51,7 +57,8 @@ class Run:
 class CampaignSpec:
     name: str
     base: dict[str, Any]
-    axes: dict[str, list[Any]]
+    # Per axis, its values as (value as the index shows it, the overrides it applies).
+    axes: dict[str, list[tuple[Any, dict[str, Any]]]]
     seeds: list[int]
     combine: str
     labels: dict[str, str]
@@ -82,12 +89,7 @@ def load_campaign(source: str | Path | Mapping[str, Any]) -> CampaignSpec:
     if isinstance(base_source, str) and origin is not None and (origin.parent / base_source).is_file():
         base_source = origin.parent / base_source
     base = load(base_source)
-    axes = table.get("axes", {})
-    if not isinstance(axes, Mapping):
-        raise _fail("axes", "must be a table of dotted keys and lists of values")
-    for key, values in axes.items():
-        if not isinstance(values, list) or not values:
-            raise _fail(f"axes.{key}", "must be a non-empty list of values")
+    axes = _axes(table.get("axes", {}))
     combine = table.get("combine", "cross")
     if combine not in COMBINE_MODES:
         raise _fail("combine", f"{combine!r}; allowed: {', '.join(COMBINE_MODES)}")
@@ -105,7 +107,38 @@ def load_campaign(source: str | Path | Mapping[str, Any]) -> CampaignSpec:
         if missing:
             raise _fail(f"labels.{label}", f"{{{missing[0]}}} is not an axis; axes: {', '.join(axes)}")
     name = table.get("name") or (origin.stem if origin is not None else "campaign")
-    return CampaignSpec(name=name, base=base, axes=dict(axes), seeds=seeds, combine=combine, labels=dict(labels))
+    return CampaignSpec(name=name, base=base, axes=axes, seeds=seeds, combine=combine, labels=dict(labels))
+
+
+def _axes(table: Any) -> dict[str, list[tuple[Any, dict[str, Any]]]]:
+    """Dotted-key axes (a list of values) and named axes (a table of override tables)."""
+    if not isinstance(table, Mapping):
+        raise _fail("axes", "must be a table of dotted keys and lists of values")
+    axes = {}
+    for key, values in table.items():
+        if isinstance(values, list) and values:
+            axes[key] = [(value, {key: value}) for value in values]
+        elif isinstance(values, Mapping) and values and all(isinstance(v, Mapping) for v in values.values()):
+            axes[key] = [(name, dict(overrides)) for name, overrides in values.items()]
+        else:
+            raise _fail(f"axes.{key}", "must be a non-empty list of values (or a table of named override tables)")
+    return axes
+
+
+def study_campaign(study_path: Path, quick: bool = False) -> CampaignSpec:
+    """The sweep of a built-in study: its `[study.axes]` cases, `study.seeds` replications,
+    and with `quick` its `study.quick` overrides applied to the base (shorter runs)."""
+    document = tomllib.loads(study_path.read_text(encoding="utf-8"))
+    study = document.get("study", {})
+    base = load(study_path)
+    if quick:
+        base = apply_overrides(base, study.get("quick", {}))
+    return load_campaign({"name": base.get("name") or study_path.stem, "base": base, "seeds": study.get("seeds", 1), "axes": study.get("axes", {})})
+
+
+def _axis_keys(campaign: CampaignSpec, axis: str) -> set[str]:
+    """Every dotted key an axis sets."""
+    return {key for _, overrides in campaign.axes[axis] for key in overrides}
 
 
 def run_id(scenario: Mapping[str, Any]) -> str:
@@ -114,24 +147,30 @@ def run_id(scenario: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
-def _combinations(campaign: CampaignSpec) -> list[dict[str, Any]]:
+def _combinations(campaign: CampaignSpec) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """(axis values, merged overrides) of every combination."""
     keys = list(campaign.axes)
     if not keys:
-        return [{}]
+        return [({}, {})]
     rows = zip(*campaign.axes.values(), strict=True) if campaign.combine == "zip" else itertools.product(*campaign.axes.values())
-    return [dict(zip(keys, row, strict=True)) for row in rows]
+    combinations = []
+    for row in rows:
+        params = {key: value for key, (value, _) in zip(keys, row, strict=True)}
+        overrides = {k: v for _, chosen in row for k, v in chosen.items()}
+        combinations.append((params, overrides))
+    return combinations
 
 
 def expand(campaign: CampaignSpec) -> list[Run]:
     """Every run of the campaign, validated, in axis order then seed order."""
     runs = []
-    for params in _combinations(campaign):
+    for params, overrides in _combinations(campaign):
         for seed in campaign.seeds:
             try:
-                scenario = validate(apply_overrides(campaign.base, {**params, "seed": seed}))
+                scenario = validate(apply_overrides(campaign.base, {**overrides, "seed": seed}))
             except ScenarioError as error:
                 path = str(error).split(": ", 1)[0]
-                named = [k for k in params if path == k or path.startswith(f"{k}.")]
+                named = [k for k in params for o in _axis_keys(campaign, k) if path == o or path.startswith(f"{o}.")]
                 culprit = max(named, key=len, default=None)
                 where = f"axes.{culprit} = {params[culprit]!r}" if culprit else f"campaign run {params}"
                 raise ScenarioError(f"{where}: {error}") from None
