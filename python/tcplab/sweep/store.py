@@ -113,6 +113,11 @@ def metrics(summary: dict[str, Any]) -> dict[str, float | None]:
         "bottleneck_utilization": busiest["utilization"] if busiest else None,
         "bottleneck_drops": float(busiest["drops"]) if busiest else None,
     }
+    wifi = summary.get("wifi")
+    if wifi is not None:
+        values["wifi_ap_drop_ratio"] = wifi["ap_drop_ratio"]
+        values["wifi_collisions"] = float(sum(d["collisions"] for d in wifi["devices"]))
+        values["wifi_airtime_busy"] = wifi["airtime_busy"]
     for f in flows:
         values[f"flow{f['id']}_goodput_mbps"] = f["goodput_mbps"]
         values[f"flow{f['id']}_rtt_mean_ms"] = f.get("rtt_mean_ms")
