@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-rust test-python emu-tools bench schema install clean
+.PHONY: demo test test-rust test-python emu-tools browser bench schema install clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -28,8 +28,13 @@ test: install test-rust test-python
 test-rust:
 	cargo test --workspace --exclude tcplab-py
 
-test-python: install emu-tools
+test-python: install emu-tools browser
 	$(BIN)/python -m pytest -q
+
+# The report's browser test renders a report in Debian's headless Chromium (skipped without it).
+browser:
+	@if [ "$$(id -u)" = 0 ] && ! command -v chromium >/dev/null; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; fi
 
 # The emulation backend's tests run as root with iproute2 (ip, tc); a fresh Debian machine may
 # lack it. Without root they are skipped, so nothing is installed then.

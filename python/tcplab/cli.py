@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import subprocess
 import sys
 import time
@@ -26,6 +27,7 @@ import typer
 from . import _core, studies
 from . import run as run_scenario
 from ._core import ScenarioError
+from .report import build_report, write_metadata
 from .result import Result, ensure_writable
 from .scenario import parse_assignment
 from .scenario import resolve as resolve_scenario
@@ -207,16 +209,33 @@ def reproduce(
             raise ScenarioError(f"{study}: no such study (studies: {', '.join(studies.all_studies())})")
         suffix = "-quick" if quick else ""
         campaign = Campaign.from_spec(study_campaign(found.path, quick), found.path, output or Path("runs") / f"reproduce-{study}{suffix}")
+        started = time.perf_counter()
         with SweepProgressLine() as progress:
             state = campaign.run(jobs=jobs, engine=engine, scheduler=scheduler, progress=progress)
         table = campaign.table()
+        write_metadata(campaign.directory, study=study, quick=quick, engine=engine, jobs=jobs or os.cpu_count(),
+                       wall_seconds=time.perf_counter() - started)
+        page = build_report(campaign.directory)
     quick_note = " (--quick: shortened runs, a first look only)" if quick else ""
     print(f"{study}{quick_note}: {state.total} runs, {state.skipped} already done, {state.done} run now, {state.failed} failed -> {campaign.directory}")
     if not table.is_empty():
         print()
         print(format_campaign_table(table, list(campaign.spec.axes)))
+    print(f"\nreport: {page}")
     if state.failed:
         raise typer.Exit(EXIT_FAILURE)
+
+
+@app.command()
+def report(
+    directory: Annotated[Path, typer.Argument(metavar="DIR", help="A `tcplab reproduce` directory.")],
+) -> None:
+    """Rebuild the report (report.html, figures/) of a reproduced study from its runs."""
+    with _reported_errors():
+        if not (directory / "reproduce.json").is_file():
+            raise ScenarioError(f"{directory}: not a `tcplab reproduce` directory (no reproduce.json)")
+        page = build_report(directory)
+    print(f"report: {page}")
 
 
 CAMPAIGN_TABLE_METRICS = ("goodput_mbps", "rtt_mean_ms", "retransmits", "fairness_jain")

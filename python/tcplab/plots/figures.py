@@ -117,7 +117,7 @@ def throughput_figure(result: Result) -> Figure:
     figure, axes = _new_figure(
         result, "goodput per flow", f"goodput (Mbps, {_seconds_text(window * interval)} mean)"
     )
-    _plot_flows(axes, result, "goodput_mbps", lambda values: _trailing_mean(values, window))
+    _plot_flows(axes, result, "goodput_mbps", lambda values: trailing_mean(values, window))
     return _finished(figure, axes)
 
 
@@ -211,9 +211,9 @@ def wifi_figure(result: Result) -> Figure:
         rows = wifi.filter(pl.col("station") == station)
         times = rows["t_s"].to_numpy()
         if position == 0:
-            busy = _trailing_mean(rows["airtime_busy"].to_numpy() * 100, window)
+            busy = trailing_mean(rows["airtime_busy"].to_numpy() * 100, window)
             busy_axes.plot(times, busy, color=LINK_COLOURS[0], label="medium busy")
-        retries = _trailing_mean(rows["retries"].to_numpy() / interval, window)
+        retries = trailing_mean(rows["retries"].to_numpy() / interval, window)
         label = f"{station} (AP)" if position == 0 else station
         retry_axes.plot(times, retries, color=LINK_COLOURS[position % len(LINK_COLOURS)], label=label)
     for axes in (busy_axes, retry_axes):
@@ -300,7 +300,7 @@ def _seconds_text(seconds: float) -> str:
     return f"{seconds:.3g} s" if seconds >= 1 else f"{seconds * 1e3:.3g} ms"
 
 
-def _trailing_mean(values: np.ndarray, window: int) -> np.ndarray:
+def trailing_mean(values: np.ndarray, window: int) -> np.ndarray:
     """Mean of each value and the `window - 1` before it (fewer at the start)."""
     sums = np.concatenate(([0.0], np.cumsum(values, dtype=float)))
     ends = np.arange(1, len(values) + 1)

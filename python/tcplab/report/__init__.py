@@ -1,0 +1,201 @@
+"""The report of a reproduced study (`tcplab reproduce`, `tcplab report DIR`): one
+self-contained `report.html` — it works offline, with the plotting library (plotly.js)
+embedded — and `figures/*.png` for print.
+
+The page states the study and its setup (the study file, whose comments say which value we
+chose for everything the study left open), the tcplab version, seeds, runs and wall time, the
+study's findings each marked reproduced or not by its explicit check (`findings`), the table
+of means ± 95 % confidence intervals per case, interactive time series (zoom, hover, toggle;
+downsampled for display only, `panels`) and the resolved scenario of every plotted run.
+A `--quick` study says so in its title and on every figure.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import time
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from .. import _core
+from ..sweep.campaign import study_campaign
+from ..sweep.store import aggregate
+from .findings import StudyRuns, Verdict, check
+from .panels import PANELS, Panel, Trace, series
+
+REPORT_FILE = "report.html"
+FIGURES_DIRECTORY = "figures"
+METADATA_FILE = "reproduce.json"
+CASE_COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#332288", "#882255", "#117733", "#999933")
+
+
+def write_metadata(directory: Path, **metadata: Any) -> None:
+    (directory / METADATA_FILE).write_text(json.dumps(metadata, indent=2) + "\n", encoding="utf-8")
+
+
+def build_report(directory: Path) -> Path:
+    """Writes `report.html` and `figures/` of a `tcplab reproduce` directory; returns the page."""
+    started = time.perf_counter()
+    meta = json.loads((directory / METADATA_FILE).read_text(encoding="utf-8"))
+    study, quick = meta["study"], meta["quick"]
+    spec = study_campaign(directory / "campaign.toml", quick)
+    index = pl.read_parquet(directory / "index.parquet")
+    table = aggregate(index, list(spec.axes))
+    runs = StudyRuns(directory, index, table)
+    verdicts = check(study, runs)
+
+    def run_for_case(case: dict[str, str]) -> Any:
+        found = runs.runs(**case)
+        return min(found, key=lambda r: r.scenario.get("seed", 0)) if found else None
+
+    panels = [(panel, series(panel, run_for_case)) for panel in PANELS.get(study, [])]
+    figures = directory / FIGURES_DIRECTORY
+    figures.mkdir(exist_ok=True)
+    for number, (panel, traces) in enumerate(panels, start=1):
+        _png(panel, traces, quick).savefig(figures / f"{number:02d}-{_slug(panel.title)}.png")
+    page = _page(meta, spec, index, table, verdicts, panels, directory, time.perf_counter() - started)
+    target = directory / REPORT_FILE
+    staging = directory / f".{REPORT_FILE}.partial"
+    staging.write_text(page, encoding="utf-8")
+    staging.replace(target)
+    return target
+
+
+def _slug(text: str) -> str:
+    return "".join(c if c.isalnum() else "-" for c in text.lower()).strip("-")[:60]
+
+
+ALGORITHMS = {"newreno", "reno", "cubic", "bbr", "bbr3", "vegas", "dctcp", "siad", "yeah", "hybla", "westwood", "scalable", "highspeed", "illinois", "htcp", "bic", "ledbat"}
+DASHES = ("solid", "dash", "dot", "dashdot")
+
+
+def _styles(traces: list[Trace]) -> list[tuple[str, int]]:
+    """(colour, dash index) per trace: an algorithm's colour where the name has one (the same
+    as in every other figure), dashes telling apart traces of one colour."""
+    from ..plots.figures import algorithm_colour
+
+    styles, used = [], {}
+    for position, trace in enumerate(traces):
+        words = set(trace.name.replace("(", " ").replace(")", " ").split())
+        algorithm = next(iter(sorted(words & ALGORITHMS)), None)
+        colour = algorithm_colour(algorithm) if algorithm else CASE_COLOURS[position % len(CASE_COLOURS)]
+        styles.append((colour, used.get(colour, 0)))
+        used[colour] = used.get(colour, 0) + 1
+    return styles
+
+
+def _png(panel: Panel, traces: list[Trace], quick: bool) -> Any:
+    import matplotlib
+    from matplotlib.figure import Figure
+
+    from ..plots.figures import LINE_STYLES, NLOS_ALPHA, PRINT_STYLE
+
+    with matplotlib.rc_context(PRINT_STYLE):
+        figure = Figure(figsize=(7, 3.6), dpi=150, layout="constrained")
+        axes = figure.add_subplot()
+        title = panel.title + (" (--quick: shortened runs)" if quick else "")
+        axes.set(title=title, xlabel="time (s)", ylabel=f"{panel.column.rsplit('_', 1)[0].replace('_', ' ')} ({panel.unit})")
+        for trace, (colour, dash) in zip(traces, _styles(traces), strict=True):
+            style = LINE_STYLES[dash % len(LINE_STYLES)]
+            axes.plot(trace.t_s, trace.values, label=trace.name, color=colour, linestyle=style, linewidth=1.1)
+        if traces:
+            for start, end in traces[0].nlos:
+                axes.axvspan(start, end, color="0.6", alpha=NLOS_ALPHA, linewidth=0)
+            figure.legend(loc="outside lower center", ncols=min(4, len(traces)), frameon=False)
+        axes.set_xlim(left=0)
+        if panel.column != "sinr_db":
+            axes.set_ylim(bottom=0)
+        return figure
+
+
+def _json_list(values: Any) -> list[float | None]:
+    return [None if not math.isfinite(float(v)) else round(float(v), 6) for v in values]
+
+
+def _plotly_spec(panel: Panel, traces: list[Trace], quick: bool) -> dict[str, Any]:
+    data = [
+        {"x": _json_list(t.t_s), "y": _json_list(t.values), "name": t.name, "type": "scatter", "mode": "lines", "line": {"color": colour, "width": 1.2, "dash": DASHES[dash % len(DASHES)]}}
+        for t, (colour, dash) in zip(traces, _styles(traces), strict=True)
+    ]
+    shapes = [
+        {"type": "rect", "xref": "x", "yref": "paper", "x0": a, "x1": b, "y0": 0, "y1": 1, "fillcolor": "#999999", "opacity": 0.2, "line": {"width": 0}}
+        for a, b in (traces[0].nlos if traces else [])
+    ]
+    title = panel.title + (" (--quick: shortened runs)" if quick else "")
+    layout = {
+        "title": {"text": title},
+        "xaxis": {"title": {"text": "time (s)"}},
+        "yaxis": {"title": {"text": panel.unit}},
+        "shapes": shapes,
+        "legend": {"orientation": "h"},
+        "margin": {"l": 60, "r": 20, "t": 50, "b": 40},
+        "height": 380,
+    }
+    return {"data": data, "layout": layout}
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return html.escape(str(value))
+
+
+def _table_html(table: pl.DataFrame, keys: list[str]) -> str:
+    metrics = [c.removesuffix("_mean") for c in table.columns if c.endswith("_mean")]
+    head = "".join(f"<th>{html.escape(k)}</th>" for k in [*keys, "runs", *metrics])
+    rows = []
+    for row in table.iter_rows(named=True):
+        cells = [_cell(row[k]) for k in keys] + [str(row["runs"])]
+        for m in metrics:
+            mean, ci = row[f"{m}_mean"], row.get(f"{m}_ci95")
+            cells.append(_cell(mean) + ("" if ci is None else f" ± {_cell(ci)}"))
+        rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    return f"<div class='scroll'><table><tr>{head}</tr>{''.join(rows)}</table></div>"
+
+
+def _page(meta: dict[str, Any], spec: Any, index: pl.DataFrame, table: pl.DataFrame, verdicts: list[Verdict], panels: list[tuple[Panel, list[Trace]]], directory: Path, report_seconds: float) -> str:
+    import plotly
+
+    plotly_js = (Path(plotly.__file__).parent / "package_data" / "plotly.min.js").read_text(encoding="utf-8")
+    study, quick = meta["study"], meta["quick"]
+    ok = index.filter(pl.col("status") == "ok").height
+    reproduced = sum(v.reproduced for v in verdicts)
+    findings = "".join(
+        f"<li class='{'yes' if v.reproduced else 'no'}'><b>{'reproduced' if v.reproduced else 'not reproduced'}</b>: {html.escape(v.finding)}<br><span class='evidence'>{html.escape(v.evidence)}</span></li>"
+        for v in verdicts
+    )
+    figures = []
+    for number, (panel, traces) in enumerate(panels, start=1):
+        spec_json = json.dumps(_plotly_spec(panel, traces, quick)).replace("</", "<\\/")
+        figures.append(f"<div class='plot' id='plot{number}'></div><script>(function(){{var s={spec_json};Plotly.newPlot('plot{number}',s.data,s.layout,{{responsive:true,displaylogo:false}});}})();</script>")
+    study_file = (directory / "campaign.toml").read_text(encoding="utf-8")
+    banner = "<p class='quick'>--quick: every run was shortened for a first look; the numbers are not the study's.</p>" if quick else ""
+    title = f"{study}{' (--quick)' if quick else ''}"
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>tcplab: {html.escape(title)}</title>
+<style>
+body {{ font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1100px; color: #222; }}
+table {{ border-collapse: collapse; font-size: 0.85em; }} td, th {{ border: 1px solid #ccc; padding: 3px 6px; text-align: right; }}
+th {{ background: #f3f3f3; }} .scroll {{ overflow-x: auto; }} .plot {{ min-height: 380px; margin: 1em 0; }}
+li.yes b {{ color: #11773a; }} li.no b {{ color: #b00020; }} .evidence {{ color: #555; font-size: 0.9em; }}
+.quick {{ background: #fff3cd; padding: 0.5em; border: 1px solid #e0c060; }} pre {{ background: #f7f7f7; padding: 1em; overflow-x: auto; }}
+</style>
+<script>{plotly_js}</script>
+</head><body>
+<h1>tcplab: {html.escape(title)}</h1>
+{banner}
+<p>tcplab {html.escape(_core.version())}; {ok} runs ({len(spec.seeds)} seed{'s' if len(spec.seeds) != 1 else ''} per case: {', '.join(map(str, spec.seeds))});
+sweep wall time {meta.get('wall_seconds', 0):.1f} s on {html.escape(str(meta.get('engine', 'local')))} with {meta.get('jobs')} workers; report built in {report_seconds:.1f} s.</p>
+<h2>Findings ({reproduced} of {len(verdicts)} reproduced)</h2><ul>{findings}</ul>
+<h2>Results: mean ± 95 % confidence interval over seeds</h2>{_table_html(table, list(spec.axes))}
+<h2>Time series (seed {min(spec.seeds)}; downsampled for display)</h2>{''.join(figures)}
+<h2>Setup</h2><p>The study file: its comments state the value chosen for everything the study left open; <code>[study.axes]</code> lists the cases.</p>
+<details><summary>{html.escape(study)}.toml</summary><pre>{html.escape(study_file)}</pre></details>
+</body></html>
+"""

@@ -1,0 +1,68 @@
+"""tcplab.report: a reproduced study's self-contained report (findings checked from the data,
+the table, interactive figures with the plotting library embedded, PNG figures), rebuilt by
+`tcplab report`, and rendered by headless Chromium when the machine has it."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from .conftest import REPOSITORY  # noqa: F401 - the package under test is installed
+
+
+@pytest.fixture(scope="module")
+def reproduced(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from tcplab import cli
+
+    directory = tmp_path_factory.mktemp("reproduce") / "rtt-lens"
+    with pytest.raises(SystemExit) as done:
+        cli.main(["reproduce", "rtt-lens", "--quick", "-o", str(directory), "-j", "2"])
+    assert (done.value.code or 0) == 0
+    return directory
+
+
+def test_the_report_is_one_offline_page_with_findings_table_and_figures(reproduced: Path) -> None:
+    page = (reproduced / "report.html").read_text()
+    assert "tcplab: rtt-lens (--quick)" in page and "--quick: every run was shortened" in page
+    assert re.search(r"Findings \(\d of 5 reproduced\)", page)
+    assert page.count("<li class='yes'>") + page.count("<li class='no'>") == 5
+    assert "BBR mean RTT" in page and "± " in page
+    assert page.count("Plotly.newPlot(") == 2
+    # Offline: the library is inline, nothing is fetched.
+    assert "plotly.js v" in page or "Plotly" in page[:5_000_000]
+    assert not re.search(r"""<(script|link|img)[^>]+(src|href)=["']https?://""", page)
+    figures = sorted(p.name for p in (reproduced / "figures").iterdir())
+    assert figures == ["01-rtt-per-ack.png", "02-throughput.png"]
+
+
+def test_report_rebuilds_and_refuses_other_directories(run_cli, reproduced: Path, tmp_path: Path) -> None:
+    (reproduced / "report.html").unlink()
+    outcome = run_cli("report", reproduced)
+    assert outcome.code == 0 and (reproduced / "report.html").exists()
+    refused = run_cli("report", tmp_path)
+    assert refused.code == 2 and "not a `tcplab reproduce` directory" in refused.stderr
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium is not installed")
+def test_the_report_renders_in_headless_chromium(reproduced: Path, tmp_path: Path) -> None:
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+             "--disable-background-networking", "--disable-component-update", "--disable-sync",
+             f"--user-data-dir={tmp_path / 'profile'}"]
+    url = (reproduced / "report.html").as_uri()
+    dom = subprocess.run([CHROMIUM, *flags, "--virtual-time-budget=5000", "--dump-dom", url],
+                         capture_output=True, text=True, timeout=120)
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    # Plotly drew into every plot container: each holds its SVG.
+    assert dom.stdout.count('class="main-svg"') >= 2, "no rendered plot"
+    screenshot = tmp_path / "report.png"
+    shot = subprocess.run([CHROMIUM, *flags, "--virtual-time-budget=5000", "--window-size=1200,2400",
+                           f"--screenshot={screenshot}", url], capture_output=True, text=True, timeout=120)
+    assert shot.returncode == 0 and screenshot.stat().st_size > 20_000, "blank screenshot"
+    assert "Uncaught" not in dom.stderr and "SyntaxError" not in dom.stderr
