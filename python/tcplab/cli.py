@@ -27,7 +27,7 @@ import typer
 from . import _core, studies
 from . import run as run_scenario
 from ._core import ScenarioError
-from .report import build_report, write_metadata
+from .report import build_report, read_metadata, write_metadata
 from .result import Result, ensure_writable
 from .scenario import parse_assignment
 from .scenario import resolve as resolve_scenario
@@ -213,8 +213,11 @@ def reproduce(
         with SweepProgressLine() as progress:
             state = campaign.run(jobs=jobs, engine=engine, scheduler=scheduler, progress=progress)
         table = campaign.table()
-        write_metadata(campaign.directory, study=study, quick=quick, engine=engine, jobs=jobs or os.cpu_count(),
-                       wall_seconds=time.perf_counter() - started)
+        wall = time.perf_counter() - started
+        previous = read_metadata(campaign.directory)
+        if state.done + state.failed == 0 and previous:  # nothing ran now: keep the sweep's own time
+            wall = previous.get("wall_seconds", wall)
+        write_metadata(campaign.directory, study=study, quick=quick, engine=engine, jobs=jobs or os.cpu_count(), wall_seconds=wall)
         page = build_report(campaign.directory)
     quick_note = " (--quick: shortened runs, a first look only)" if quick else ""
     print(f"{study}{quick_note}: {state.total} runs, {state.skipped} already done, {state.done} run now, {state.failed} failed -> {campaign.directory}")

@@ -33,6 +33,12 @@ METADATA_FILE = "reproduce.json"
 CASE_COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#332288", "#882255", "#117733", "#999933")
 
 
+def read_metadata(directory: Path) -> dict[str, Any]:
+    """What `tcplab reproduce` recorded about a directory's sweep ({} if nothing yet)."""
+    path = directory / METADATA_FILE
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+
 def write_metadata(directory: Path, **metadata: Any) -> None:
     (directory / METADATA_FILE).write_text(json.dumps(metadata, indent=2) + "\n", encoding="utf-8")
 
@@ -40,7 +46,7 @@ def write_metadata(directory: Path, **metadata: Any) -> None:
 def build_report(directory: Path) -> Path:
     """Writes `report.html` and `figures/` of a `tcplab reproduce` directory; returns the page."""
     started = time.perf_counter()
-    meta = json.loads((directory / METADATA_FILE).read_text(encoding="utf-8"))
+    meta = read_metadata(directory)
     study, quick = meta["study"], meta["quick"]
     spec = study_campaign(directory / "campaign.toml", quick)
     index = pl.read_parquet(directory / "index.parquet")
