@@ -66,3 +66,17 @@ def test_the_report_renders_in_headless_chromium(reproduced: Path, tmp_path: Pat
                            f"--screenshot={screenshot}", url], capture_output=True, text=True, timeout=120)
     assert shot.returncode == 0 and screenshot.stat().st_size > 20_000, "blank screenshot"
     assert "Uncaught" not in dom.stderr and "SyntaxError" not in dom.stderr
+
+
+def test_compare_overlays_runs_and_refuses_bad_input(run_cli, tiny_result, two_flow_result, tmp_path: Path) -> None:
+    first, second = tiny_result.save(tmp_path / "tiny"), two_flow_result.save(tmp_path / "two", plots=False)
+    outcome = run_cli("compare", first, second, "-o", tmp_path / "cmp", "--format", "png", "--format", "svg")
+    assert outcome.code == 0, outcome.stderr
+    assert "goodput Mbps" in outcome.stdout and "tiny" in outcome.stdout and "two" in outcome.stdout
+    page = (tmp_path / "cmp" / "compare.html").read_text()
+    assert page.count("Plotly.newPlot(") == 3 and "tiny: flow 0 (cubic)" in page and "two: flow 1 (bbr)" in page
+    figures = sorted(p.name for p in (tmp_path / "cmp" / "figures").iterdir())
+    assert figures == [f"{n}.{ext}" for n in ("01-goodput", "02-smoothed-rtt", "03-congestion-window") for ext in ("png", "svg")]
+    assert run_cli("compare", first).code == 2
+    assert "not a run directory" in run_cli("compare", first, tmp_path).stderr
+    assert "--format 'gif': allowed: png, svg, pdf" in run_cli("compare", first, second, "--format", "gif").stderr

@@ -193,6 +193,9 @@ def reproduce(
     scheduler: Annotated[
         str | None, typer.Option(help="With --engine dask: an existing scheduler, tcp://host:port.")
     ] = None,
+    figure_format: Annotated[
+        list[str] | None, typer.Option("--format", help="Figure formats: png (default), svg, pdf (repeatable).")
+    ] = None,
 ) -> None:
     """Run a reference study's sweep (every case, every seed) and print its table; with no
     study, list the studies."""
@@ -217,7 +220,8 @@ def reproduce(
         previous = read_metadata(campaign.directory)
         if state.done + state.failed == 0 and previous:  # nothing ran now: keep the sweep's own time
             wall = previous.get("wall_seconds", wall)
-        write_metadata(campaign.directory, study=study, quick=quick, engine=engine, jobs=jobs or os.cpu_count(), wall_seconds=wall)
+        write_metadata(campaign.directory, study=study, quick=quick, engine=engine, jobs=jobs or os.cpu_count(), wall_seconds=wall,
+                       figure_formats=list(_figure_formats(figure_format)))
         page = build_report(campaign.directory)
     quick_note = " (--quick: shortened runs, a first look only)" if quick else ""
     print(f"{study}{quick_note}: {state.total} runs, {state.skipped} already done, {state.done} run now, {state.failed} failed -> {campaign.directory}")
@@ -227,6 +231,44 @@ def reproduce(
     print(f"\nreport: {page}")
     if state.failed:
         raise typer.Exit(EXIT_FAILURE)
+
+
+@app.command()
+def compare(
+    directories: Annotated[list[Path], typer.Argument(metavar="DIR...", help="Run directories (2 or more).")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Where compare.html and figures/ go.")] = Path("runs/compare"),
+    figure_format: Annotated[
+        list[str] | None, typer.Option("--format", help="Figure formats: png (default), svg, pdf (repeatable).")
+    ] = None,
+) -> None:
+    """Overlay runs (simulator vs kernel, two algorithms, two buffers): a table and figures."""
+    from .report.compare import compare as compare_runs
+
+    with _reported_errors():
+        formats = _figure_formats(figure_format)
+        if len(directories) < 2:
+            raise ScenarioError("compare: give at least two run directories")
+        results = {}
+        for directory in directories:
+            if not (directory / "summary.json").is_file():
+                raise ScenarioError(f"{directory}: not a run directory (no summary.json)")
+            name = directory.name if directory.name not in results else str(directory)
+            results[name] = Result.load(directory)
+        table = format_comparison(results)
+        page = compare_runs(results, output, table, formats)
+    print(table)
+    print(f"\nwrote {page}")
+
+
+FIGURE_FORMATS = ("png", "svg", "pdf")
+
+
+def _figure_formats(given: list[str] | None) -> tuple[str, ...]:
+    formats = tuple(given or ["png"])
+    for fmt in formats:
+        if fmt not in FIGURE_FORMATS:
+            raise ScenarioError(f"--format {fmt!r}: allowed: {', '.join(FIGURE_FORMATS)}")
+    return formats
 
 
 @app.command()
@@ -482,9 +524,10 @@ def _comparison_column(summary: Mapping[str, Any]) -> dict[str, str]:
         "RTT p95 ms": _number(flow["rtt_p95_ms"], 1),
         "RTT p99 ms": _number(flow["rtt_p99_ms"], 1),
         "retransmits": str(flow["retransmits"]),
-        f"{bottleneck['id']} utilization": f"{bottleneck['utilization']:.1%}",
-        f"{bottleneck['id']} drops": str(bottleneck["drops"]),
-        f"{bottleneck['id']} mean backlog pkts": _number(bottleneck["backlog_mean_pkts"], 1),
+        "busiest link": bottleneck["id"],
+        "its utilization": f"{bottleneck['utilization']:.1%}",
+        "its drops": str(bottleneck["drops"]),
+        "its mean backlog pkts": _number(bottleneck["backlog_mean_pkts"], 1),
         "wall time s": f"{summary['run']['wall_seconds']:.2f}",
     }
 

@@ -59,16 +59,9 @@ def build_report(directory: Path) -> Path:
         return min(found, key=lambda r: r.scenario.get("seed", 0)) if found else None
 
     panels = [(panel, series(panel, run_for_case)) for panel in PANELS.get(study, [])]
-    figures = directory / FIGURES_DIRECTORY
-    figures.mkdir(exist_ok=True)
-    for number, (panel, traces) in enumerate(panels, start=1):
-        _png(panel, traces, quick).savefig(figures / f"{number:02d}-{_slug(panel.title)}.png")
+    write_figures(panels, directory / FIGURES_DIRECTORY, tuple(meta.get("figure_formats", ["png"])), quick)
     page = _page(meta, spec, index, table, verdicts, panels, directory, time.perf_counter() - started)
-    target = directory / REPORT_FILE
-    staging = directory / f".{REPORT_FILE}.partial"
-    staging.write_text(page, encoding="utf-8")
-    staging.replace(target)
-    return target
+    return write_page(directory / REPORT_FILE, page)
 
 
 def _slug(text: str) -> str:
@@ -165,26 +158,13 @@ def _table_html(table: pl.DataFrame, keys: list[str]) -> str:
     return f"<div class='scroll'><table><tr>{head}</tr>{''.join(rows)}</table></div>"
 
 
-def _page(meta: dict[str, Any], spec: Any, index: pl.DataFrame, table: pl.DataFrame, verdicts: list[Verdict], panels: list[tuple[Panel, list[Trace]]], directory: Path, report_seconds: float) -> str:
+def page_html(title: str, body: str) -> str:
+    """A self-contained page: inline style and the plotting library, then `body`."""
     import plotly
 
     plotly_js = (Path(plotly.__file__).parent / "package_data" / "plotly.min.js").read_text(encoding="utf-8")
-    study, quick = meta["study"], meta["quick"]
-    ok = index.filter(pl.col("status") == "ok").height
-    reproduced = sum(v.reproduced for v in verdicts)
-    findings = "".join(
-        f"<li class='{'yes' if v.reproduced else 'no'}'><b>{'reproduced' if v.reproduced else 'not reproduced'}</b>: {html.escape(v.finding)}<br><span class='evidence'>{html.escape(v.evidence)}</span></li>"
-        for v in verdicts
-    )
-    figures = []
-    for number, (panel, traces) in enumerate(panels, start=1):
-        spec_json = json.dumps(_plotly_spec(panel, traces, quick)).replace("</", "<\\/")
-        figures.append(f"<div class='plot' id='plot{number}'></div><script>(function(){{var s={spec_json};Plotly.newPlot('plot{number}',s.data,s.layout,{{responsive:true,displaylogo:false}});}})();</script>")
-    study_file = (directory / "campaign.toml").read_text(encoding="utf-8")
-    banner = "<p class='quick'>--quick: every run was shortened for a first look; the numbers are not the study's.</p>" if quick else ""
-    title = f"{study}{' (--quick)' if quick else ''}"
     return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>tcplab: {html.escape(title)}</title>
+<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>
 <style>
 body {{ font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1100px; color: #222; }}
 table {{ border-collapse: collapse; font-size: 0.85em; }} td, th {{ border: 1px solid #ccc; padding: 3px 6px; text-align: right; }}
@@ -194,14 +174,58 @@ li.yes b {{ color: #11773a; }} li.no b {{ color: #b00020; }} .evidence {{ color:
 </style>
 <script>{plotly_js}</script>
 </head><body>
-<h1>tcplab: {html.escape(title)}</h1>
-{banner}
+<h1>{html.escape(title)}</h1>
+{body}
+</body></html>
+"""
+
+
+def plot_divs(panels: list[tuple[Panel, list[Trace]]], quick: bool = False) -> str:
+    """One interactive plot per panel."""
+    divs = []
+    for number, (panel, traces) in enumerate(panels, start=1):
+        spec_json = json.dumps(_plotly_spec(panel, traces, quick)).replace("</", "<\\/")
+        divs.append(f"<div class='plot' id='plot{number}'></div><script>(function(){{var s={spec_json};Plotly.newPlot('plot{number}',s.data,s.layout,{{responsive:true,displaylogo:false}});}})();</script>")
+    return "".join(divs)
+
+
+def write_figures(panels: list[tuple[Panel, list[Trace]]], directory: Path, formats: tuple[str, ...] = ("png",), quick: bool = False) -> list[Path]:
+    """Each panel as a figure file per format (png, svg, pdf) in `directory`."""
+    directory.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for number, (panel, traces) in enumerate(panels, start=1):
+        figure = _png(panel, traces, quick)
+        for fmt in formats:
+            path = directory / f"{number:02d}-{_slug(panel.title)}.{fmt}"
+            figure.savefig(path)
+            paths.append(path)
+    return paths
+
+
+def write_page(target: Path, page: str) -> Path:
+    """Writes `page` atomically."""
+    staging = target.with_name(f".{target.name}.partial")
+    staging.write_text(page, encoding="utf-8")
+    staging.replace(target)
+    return target
+
+
+def _page(meta: dict[str, Any], spec: Any, index: pl.DataFrame, table: pl.DataFrame, verdicts: list[Verdict], panels: list[tuple[Panel, list[Trace]]], directory: Path, report_seconds: float) -> str:
+    study, quick = meta["study"], meta["quick"]
+    ok = index.filter(pl.col("status") == "ok").height
+    reproduced = sum(v.reproduced for v in verdicts)
+    findings = "".join(
+        f"<li class='{'yes' if v.reproduced else 'no'}'><b>{'reproduced' if v.reproduced else 'not reproduced'}</b>: {html.escape(v.finding)}<br><span class='evidence'>{html.escape(v.evidence)}</span></li>"
+        for v in verdicts
+    )
+    study_file = (directory / "campaign.toml").read_text(encoding="utf-8")
+    banner = "<p class='quick'>--quick: every run was shortened for a first look; the numbers are not the study's.</p>" if quick else ""
+    body = f"""{banner}
 <p>tcplab {html.escape(_core.version())}; {ok} runs ({len(spec.seeds)} seed{'s' if len(spec.seeds) != 1 else ''} per case: {', '.join(map(str, spec.seeds))});
 sweep wall time {meta.get('wall_seconds', 0):.1f} s on {html.escape(str(meta.get('engine', 'local')))} with {meta.get('jobs')} workers; report built in {report_seconds:.1f} s.</p>
 <h2>Findings ({reproduced} of {len(verdicts)} reproduced)</h2><ul>{findings}</ul>
 <h2>Results: mean ± 95 % confidence interval over seeds</h2>{_table_html(table, list(spec.axes))}
-<h2>Time series (seed {min(spec.seeds)}; downsampled for display)</h2>{''.join(figures)}
+<h2>Time series (seed {min(spec.seeds)}; downsampled for display)</h2>{plot_divs(panels, quick)}
 <h2>Setup</h2><p>The study file: its comments state the value chosen for everything the study left open; <code>[study.axes]</code> lists the cases.</p>
-<details><summary>{html.escape(study)}.toml</summary><pre>{html.escape(study_file)}</pre></details>
-</body></html>
-"""
+<details><summary>{html.escape(study)}.toml</summary><pre>{html.escape(study_file)}</pre></details>"""
+    return page_html(f"tcplab: {study}{' (--quick)' if quick else ''}", body)
