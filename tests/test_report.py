@@ -80,3 +80,26 @@ def test_compare_overlays_runs_and_refuses_bad_input(run_cli, tiny_result, two_f
     assert run_cli("compare", first).code == 2
     assert "not a run directory" in run_cli("compare", first, tmp_path).stderr
     assert "--format 'gif': allowed: png, svg, pdf" in run_cli("compare", first, second, "--format", "gif").stderr
+
+
+def test_only_wired_studies_run_on_the_kernel(run_cli, tmp_path: Path) -> None:
+    outcome = run_cli("reproduce", "siad-mmwave", "--backend", "emu", "-o", tmp_path / "out")
+    assert outcome.code == 2
+    assert outcome.stderr.startswith("error: --backend emu: siad-mmwave needs radio models the kernel cannot emulate")
+    assert not (tmp_path / "out").exists()
+    assert run_cli("reproduce", "rtt-lens", "--backend", "ns3").code == 2
+
+
+from .test_emu import needs_root  # noqa: E402 - the same condition as the emulation tests
+
+
+@needs_root
+def test_backend_both_puts_the_kernel_runs_beside_the_simulated_ones(run_cli, tmp_path: Path) -> None:
+    outcome = run_cli("reproduce", "rtt-lens", "--quick", "--backend", "both", "-o", tmp_path / "out", "-j", "2")
+    assert outcome.code == 0, outcome.stderr
+    assert sorted(p.name for p in (tmp_path / "out" / "emu").iterdir()) == ["bbr", "cubic"]
+    page = (tmp_path / "out" / "report.html").read_text()
+    assert "On this machine's kernel (emulation)" in page
+    assert page.count("simulator (seed 1)") == 2 and page.count("<td>kernel</td>") == 2
+    assert page.count("Plotly.newPlot(") == 2 + 6
+    assert len(list((tmp_path / "out" / "figures").iterdir())) == 2 + 6

@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -196,10 +197,13 @@ def reproduce(
     figure_format: Annotated[
         list[str] | None, typer.Option("--format", help="Figure formats: png (default), svg, pdf (repeatable).")
     ] = None,
+    backend: Annotated[
+        str, typer.Option(help="sim (the simulator), emu (this machine's kernel, as root) or both.")
+    ] = "sim",
 ) -> None:
     """Run a reference study's sweep (every case, every seed) and print its table; with no
     study, list the studies."""
-    from .sweep import Campaign
+    from .sweep import Campaign, Progress
     from .sweep.campaign import study_campaign
 
     if study is None:
@@ -210,12 +214,26 @@ def reproduce(
         found = studies.find(study)
         if found is None:
             raise ScenarioError(f"{study}: no such study (studies: {', '.join(studies.all_studies())})")
+        if backend not in ("sim", "emu", "both"):
+            raise ScenarioError(f"--backend {backend!r}: allowed: sim, emu, both")
+        if backend != "sim":
+            from .emu.study import emulate_study, require_emulatable
+
+            require_emulatable(study)
         suffix = "-quick" if quick else ""
         campaign = Campaign.from_spec(study_campaign(found.path, quick), found.path, output or Path("runs") / f"reproduce-{study}{suffix}")
         started = time.perf_counter()
-        with SweepProgressLine() as progress:
-            state = campaign.run(jobs=jobs, engine=engine, scheduler=scheduler, progress=progress)
-        table = campaign.table()
+        state = Progress(total=0, skipped=0)
+        if backend != "emu":
+            with SweepProgressLine() as progress:
+                state = campaign.run(jobs=jobs, engine=engine, scheduler=scheduler, progress=progress)
+        else:
+            campaign.directory.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(found.path, campaign.directory / "campaign.toml")
+        if backend != "sim":
+            kernel = emulate_study(study, quick, campaign.directory)
+            print(f"kernel: {len(kernel)} cases in {campaign.directory / 'emu'}")
+        table = campaign.table() if backend != "emu" else pl.DataFrame()
         wall = time.perf_counter() - started
         previous = read_metadata(campaign.directory)
         if state.done + state.failed == 0 and previous:  # nothing ran now: keep the sweep's own time

@@ -13,6 +13,7 @@ A `--quick` study says so in its title and on every figure.
 from __future__ import annotations
 
 import html
+import itertools
 import json
 import math
 import time
@@ -22,6 +23,8 @@ from typing import Any
 import polars as pl
 
 from .. import _core
+from ..emu.study import emulated_cases
+from ..result import Result
 from ..sweep.campaign import study_campaign
 from ..sweep.store import aggregate
 from .findings import StudyRuns, Verdict, check
@@ -49,19 +52,73 @@ def build_report(directory: Path) -> Path:
     meta = read_metadata(directory)
     study, quick = meta["study"], meta["quick"]
     spec = study_campaign(directory / "campaign.toml", quick)
-    index = pl.read_parquet(directory / "index.parquet")
+    index_path = directory / "index.parquet"
+    index = pl.read_parquet(index_path) if index_path.is_file() else pl.DataFrame({"run_id": [], "status": []})
     table = aggregate(index, list(spec.axes))
     runs = StudyRuns(directory, index, table)
-    verdicts = check(study, runs)
+    verdicts = check(study, runs) if index.height else []
 
     def run_for_case(case: dict[str, str]) -> Any:
-        found = runs.runs(**case)
+        found = runs.runs(**case) if index.height else []
         return min(found, key=lambda r: r.scenario.get("seed", 0)) if found else None
 
-    panels = [(panel, series(panel, run_for_case)) for panel in PANELS.get(study, [])]
-    write_figures(panels, directory / FIGURES_DIRECTORY, tuple(meta.get("figure_formats", ["png"])), quick)
+    panels = [(panel, series(panel, run_for_case)) for panel in PANELS.get(study, [])] if index.height else []
+    kernel = emulated_cases(directory)
+    kernel_panels = _kernel_panels(spec, kernel, run_for_case)
+    formats = tuple(meta.get("figure_formats", ["png"]))
+    write_figures(panels + kernel_panels, directory / FIGURES_DIRECTORY, formats, quick)
     page = _page(meta, spec, index, table, verdicts, panels, directory, time.perf_counter() - started)
+    if kernel:
+        page = page.replace("<h2>Setup</h2>", _kernel_section(spec, kernel, run_for_case, kernel_panels, quick) + "<h2>Setup</h2>")
     return write_page(directory / REPORT_FILE, page)
+
+
+def _case_params(spec: Any, case: str) -> dict[str, str]:
+    """The axis values a case name stands for (the values joined with '-', in axis order)."""
+    for params in itertools.product(*[[str(v) for v, _ in values] for values in spec.axes.values()]):
+        if "-".join(params) == case:
+            return dict(zip(spec.axes, params, strict=True))
+    raise KeyError(case)
+
+
+def _kernel_panels(spec: Any, kernel: dict[str, Result], run_for_case: Any) -> list[tuple[Panel, list[Trace]]]:
+    """Per kernel case: goodput, smoothed RTT and bottleneck queue, simulator (seed 1) and kernel."""
+    panels = []
+    for case, result in kernel.items():
+        sim = run_for_case(_case_params(spec, case))
+        for title, frame, column, unit, where in (
+            ("goodput", "flows", "goodput_mbps", "Mbps", {}),
+            ("smoothed RTT", "flows", "srtt_ms", "ms", {}),
+            ("bottleneck queue", "links", "backlog_pkts", "packets", {"link": "left->right"}),
+        ):
+            panel = Panel(f"{case}: {title}, simulator vs kernel", frame, column, unit, cases=[{}], where=where, per_flow=True)
+            traces = []
+            for backend, run in (("simulator", sim), ("kernel", result)):
+                if run is not None:
+                    traces += [Trace(f"{backend} {t.name.strip()}".strip(), t.t_s, t.values, t.nlos) for t in series(panel, lambda _c, r=run: r)]
+            panels.append((panel, traces))
+    return panels
+
+
+def _kernel_section(spec: Any, kernel: dict[str, Result], run_for_case: Any, panels: list[tuple[Panel, list[Trace]]], quick: bool) -> str:
+    head = "<tr><th>case</th><th>backend</th><th>goodput Mbps</th><th>RTT mean ms</th><th>RTT p95 ms</th><th>retransmits</th><th>mean queue pkts</th><th>valid</th></tr>"
+    rows = []
+    for case, result in kernel.items():
+        for backend, run in (("simulator (seed 1)", run_for_case(_case_params(spec, case))), ("kernel", result)):
+            if run is None:
+                continue
+            flows, link = run.summary["flows"], next(l for l in run.summary["links"] if l["id"] == "left->right")
+            validity = run.summary["run"].get("validity")
+            valid = "–" if validity is None else ("yes" if validity["valid"] else "no: " + "; ".join(validity["reasons"]))
+            rtts = [f["rtt_mean_ms"] for f in flows if f["rtt_mean_ms"] is not None]
+            p95s = [f["rtt_p95_ms"] for f in flows if f["rtt_p95_ms"] is not None]
+            cells = [case, backend, sum(f["goodput_mbps"] for f in flows), sum(rtts) / len(rtts) if rtts else None,
+                     max(p95s) if p95s else None, sum(f["retransmits"] for f in flows), link["backlog_mean_pkts"], valid]
+            rows.append("<tr>" + "".join(f"<td>{_cell(c)}</td>" for c in cells) + "</tr>")
+    divs = plot_divs(panels, quick, prefix="kernel-plot")
+    return (f"<h2>On this machine's kernel (emulation)</h2><p>Each case once on kernel TCP (`tcplab emulate`), beside the "
+            f"simulator's seed-1 run. RTT statistics: the kernel's are over smoothed-RTT samples, the simulator's over every ACK.</p>"
+            f"<div class='scroll'><table>{head}{''.join(rows)}</table></div>{divs}")
 
 
 def _slug(text: str) -> str:
@@ -180,12 +237,13 @@ li.yes b {{ color: #11773a; }} li.no b {{ color: #b00020; }} .evidence {{ color:
 """
 
 
-def plot_divs(panels: list[tuple[Panel, list[Trace]]], quick: bool = False) -> str:
-    """One interactive plot per panel."""
+def plot_divs(panels: list[tuple[Panel, list[Trace]]], quick: bool = False, prefix: str = "plot") -> str:
+    """One interactive plot per panel, in elements `<prefix>1`, `<prefix>2`, ..."""
     divs = []
     for number, (panel, traces) in enumerate(panels, start=1):
         spec_json = json.dumps(_plotly_spec(panel, traces, quick)).replace("</", "<\\/")
-        divs.append(f"<div class='plot' id='plot{number}'></div><script>(function(){{var s={spec_json};Plotly.newPlot('plot{number}',s.data,s.layout,{{responsive:true,displaylogo:false}});}})();</script>")
+        element = f"{prefix}{number}"
+        divs.append(f"<div class='plot' id='{element}'></div><script>(function(){{var s={spec_json};Plotly.newPlot('{element}',s.data,s.layout,{{responsive:true,displaylogo:false}});}})();</script>")
     return "".join(divs)
 
 

@@ -85,6 +85,12 @@ def cases_of(document: Mapping[str, Any], origin: str) -> dict[str, dict[str, An
     return cases
 
 
+def quick_overrides(path: Path) -> dict[str, Any]:
+    """The `[study.quick]` overrides of a study file (what `--quick` shortens)."""
+    table = tomllib.loads(path.read_text(encoding="utf-8")).get(STUDY_TABLE, {})
+    return dict(table.get("quick", {}))
+
+
 def _study(path: Path) -> Study:
     text = path.read_text(encoding="utf-8")
     description = text.splitlines()[0].removeprefix("#").strip() if text else ""
