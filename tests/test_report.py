@@ -31,6 +31,8 @@ def test_the_report_is_one_offline_page_with_findings_table_and_figures(reproduc
     assert re.search(r"Findings \(\d of 5 reproduced\)", page)
     assert page.count("<li class='yes'>") + page.count("<li class='no'>") == 5
     assert "BBR mean RTT" in page and "± " in page
+    assert "<td style='text-align:left'>topology.bottleneck.rate</td><td style='text-align:left'>10Mbps</td>" in page
+    assert page.count("resolved scenario of ") == 2 and "resolved scenario of bbr (seed 1)" in page
     assert page.count("Plotly.newPlot(") == 2
     # Offline: the library is inline, nothing is fetched.
     assert "plotly.js v" in page or "Plotly" in page[:5_000_000]

@@ -67,7 +67,13 @@ def build_report(directory: Path) -> Path:
     kernel_panels = _kernel_panels(spec, kernel, run_for_case)
     formats = tuple(meta.get("figure_formats", ["png"]))
     write_figures(panels + kernel_panels, directory / FIGURES_DIRECTORY, formats, quick)
-    page = _page(meta, spec, index, table, verdicts, panels, directory, time.perf_counter() - started)
+    runs_by_case = {}
+    if index.height:
+        for params in itertools.product(*[[str(v) for v, _ in values] for values in spec.axes.values()]):
+            run = run_for_case(dict(zip(spec.axes, params, strict=True)))
+            if run is not None:
+                runs_by_case["-".join(params)] = run
+    page = _page(meta, spec, index, table, verdicts, panels, directory, time.perf_counter() - started, runs_by_case)
     if kernel:
         page = page.replace("<h2>Setup</h2>", _kernel_section(spec, kernel, run_for_case, kernel_panels, quick) + "<h2>Setup</h2>")
     return write_page(directory / REPORT_FILE, page)
@@ -268,7 +274,30 @@ def write_page(target: Path, page: str) -> Path:
     return target
 
 
-def _page(meta: dict[str, Any], spec: Any, index: pl.DataFrame, table: pl.DataFrame, verdicts: list[Verdict], panels: list[tuple[Panel, list[Trace]]], directory: Path, report_seconds: float) -> str:
+def _flatten(value: Any, prefix: str = "") -> list[tuple[str, Any]]:
+    if isinstance(value, dict):
+        return [row for key, item in value.items() for row in _flatten(item, f"{prefix}.{key}" if prefix else key)]
+    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        return [row for i, item in enumerate(value) for row in _flatten(item, f"{prefix}.{i}")]
+    return [(prefix, value)]
+
+
+def _setup_table(base: dict[str, Any]) -> str:
+    from ..scenario import validate
+
+    rows = "".join(f"<tr><td style='text-align:left'>{html.escape(k)}</td><td style='text-align:left'>{html.escape(json.dumps(v) if not isinstance(v, str) else v)}</td></tr>"
+                   for k, v in _flatten(validate(base)))
+    return f"<details open><summary>parameters</summary><div class='scroll'><table><tr><th>key</th><th>value</th></tr>{rows}</table></div></details>"
+
+
+def _resolved_scenarios(runs_by_case: dict[str, Any]) -> str:
+    from ..scenario import to_toml
+
+    return "".join(f"<details><summary>resolved scenario of {html.escape(case)} (seed {run.scenario.get('seed')})</summary><pre>{html.escape(to_toml(run.scenario))}</pre></details>"
+                   for case, run in runs_by_case.items())
+
+
+def _page(meta: dict[str, Any], spec: Any, index: pl.DataFrame, table: pl.DataFrame, verdicts: list[Verdict], panels: list[tuple[Panel, list[Trace]]], directory: Path, report_seconds: float, runs_by_case: dict[str, Any]) -> str:
     study, quick = meta["study"], meta["quick"]
     ok = index.filter(pl.col("status") == "ok").height
     reproduced = sum(v.reproduced for v in verdicts)
@@ -284,6 +313,9 @@ sweep wall time {meta.get('wall_seconds', 0):.1f} s on {html.escape(str(meta.get
 <h2>Findings ({reproduced} of {len(verdicts)} reproduced)</h2><ul>{findings}</ul>
 <h2>Results: mean ± 95 % confidence interval over seeds</h2>{_table_html(table, list(spec.axes))}
 <h2>Time series (seed {min(spec.seeds)}; downsampled for display)</h2>{plot_divs(panels, quick)}
-<h2>Setup</h2><p>The study file: its comments state the value chosen for everything the study left open; <code>[study.axes]</code> lists the cases.</p>
-<details><summary>{html.escape(study)}.toml</summary><pre>{html.escape(study_file)}</pre></details>"""
+<h2>Setup</h2><p>Every parameter of the base scenario, resolved (defaults included); the cases change the keys listed under
+<code>[study.axes]</code>. The study file's comments say which value was chosen for everything the study left open.</p>
+{_setup_table(spec.base)}
+<details><summary>{html.escape(study)}.toml (the study file)</summary><pre>{html.escape(study_file)}</pre></details>
+{_resolved_scenarios(runs_by_case)}"""
     return page_html(f"tcplab: {study}{' (--quick)' if quick else ''}", body)
