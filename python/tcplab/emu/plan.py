@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._core import ScenarioError
-from .units import duration_ns, rate_bps, size_bytes
+from ..units import duration_ns, rate_bps, size_bytes
 
 # Rates this 2-core machine emulates faithfully (issue 6 measurements); outside: a warning,
 # above REFUSED_ABOVE_BPS: a refusal.

@@ -24,6 +24,7 @@ from typing import Any
 
 import polars as pl
 
+from ..units import rate_bps
 from .campaign import Run
 
 RUNS = "runs"
@@ -72,7 +73,7 @@ class Store:
             row.update(run.labels)
             if self.is_finished(run.run_id):
                 summary = json.loads((self.runs / run.run_id / "summary.json").read_text(encoding="utf-8"))
-                row.update(status="ok", error=None, **metrics(summary))
+                row.update(status="ok", error=None, **metrics(summary, run.scenario))
             else:
                 error = self.failure(run.run_id)
                 row.update(status="failed" if error else "missing", error=error)
@@ -98,8 +99,9 @@ def _cell(value: Any) -> Any:
     return value if isinstance(value, (str, int, float, bool)) else json.dumps(value, sort_keys=True)
 
 
-def metrics(summary: dict[str, Any]) -> dict[str, float | None]:
-    """The summary metrics of one run the index keeps (no wall-clock values)."""
+def metrics(summary: dict[str, Any], scenario: dict[str, Any] | None = None) -> dict[str, float | None]:
+    """The summary metrics of one run the index keeps (no wall-clock values); with the
+    scenario of a dumbbell, also the goodput as a percentage of the bottleneck's rate."""
     flows = summary["flows"]
     rtts = [f["rtt_mean_ms"] for f in flows if f.get("rtt_mean_ms") is not None]
     p95s = [f["rtt_p95_ms"] for f in flows if f.get("rtt_p95_ms") is not None]
@@ -113,6 +115,9 @@ def metrics(summary: dict[str, Any]) -> dict[str, float | None]:
         "bottleneck_utilization": busiest["utilization"] if busiest else None,
         "bottleneck_drops": float(busiest["drops"]) if busiest else None,
     }
+    topology = (scenario or {}).get("topology", {})
+    if topology.get("kind") == "dumbbell":
+        values["goodput_pct_of_bottleneck"] = 100 * values["goodput_mbps"] * 1e6 / rate_bps(topology["bottleneck"]["rate"])
     wifi = summary.get("wifi")
     if wifi is not None:
         values["wifi_ap_drop_ratio"] = wifi["ap_drop_ratio"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from .._core import ScenarioError
+from ._core import ScenarioError
 
 _RATE = {"bps": 1.0, "kbps": 1e3, "Mbps": 1e6, "Gbps": 1e9}
 _DURATION_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9, "min": 60e9}
