@@ -187,6 +187,12 @@ def test_an_occupied_output_directory_exits_2_before_running_and_stays_untouched
         run_cli("run", tiny_scenario, "-o", tmp_path / "out"), f"error: {tmp_path / 'out'}: exists"
     )
     assert [path.name for path in (tmp_path / "out").iterdir()] == ["notes.txt"]
+    assert_bad_input(
+        run_cli("run", tiny_scenario, "-o", tmp_path / "out", "--overwrite"),
+        f"error: {tmp_path / 'out'}: not an output of tcplab (no summary.json), so --overwrite",
+    )
+    assert [path.name for path in (tmp_path / "out").iterdir()] == ["notes.txt"]
+    (tmp_path / "out" / "summary.json").write_text("{}")  # now it looks like an earlier run
     assert (
         run_cli("run", tiny_scenario, "-o", tmp_path / "out", "--overwrite", "--no-plots").code == 0
     )
@@ -232,7 +238,7 @@ def test_ctrl_c_stops_a_real_run_on_a_terminal_and_writes_nothing(tmp_path: Path
     os.close(child_end)
     try:
         shown = read_terminal(terminal, until=b"%", timeout=60)
-        assert b"running [" in shown, "no progress bar on a terminal"
+        assert b"deep-buffer [" in shown, "no progress bar on a terminal"
         process.send_signal(signal.SIGINT)
         assert process.wait(timeout=60) == 130
         assert b"interrupted" in read_terminal(terminal, until=b"interrupted", timeout=10)
@@ -351,7 +357,7 @@ def test_the_progress_line_appears_after_a_second_and_is_erased_at_the_end() -> 
     assert terminal.getvalue().endswith("\r\033[K")
 
 
-def test_the_progress_line_stays_off_when_stderr_is_not_a_terminal() -> None:
+def test_the_progress_line_is_quiet_in_a_log_for_the_first_ten_seconds() -> None:
     pipe, clock = FakeTerminal(is_terminal=False), FakeClock()
     with cli.ProgressLine(stream=pipe, clock=clock) as progress:
         clock.now += 5

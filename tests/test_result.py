@@ -308,6 +308,7 @@ def test_save_refuses_a_file(tiny_result: Result, tmp_path: Path) -> None:
 
 def test_overwrite_replaces_the_whole_directory(tiny_result: Result, tmp_path: Path) -> None:
     (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "summary.json").write_text("{}")  # an earlier run
     (tmp_path / "run" / "stale.txt").write_text("old")
     tiny_result.save(tmp_path / "run", overwrite=True, plots=False)
     assert not (tmp_path / "run" / "stale.txt").exists()
@@ -318,7 +319,7 @@ def test_overwrite_replaces_the_whole_directory(tiny_result: Result, tmp_path: P
 def plots_failing_with(failure: BaseException):
     """A stand-in for plots.save_plots that writes half a picture, then fails."""
 
-    def save_plots(result: Result, directory: Path) -> None:
+    def save_plots(result: Result, directory: Path, progress: object = None) -> None:
         directory.mkdir()
         (directory / "throughput.png").write_bytes(b"half a picture")
         raise failure

@@ -19,10 +19,12 @@ from typing import Any
 from . import _core
 from ._core import ScenarioError
 from .result import Result
-from .scenario import ScenarioSource, prepare, resolve, to_json
+from .scenario import ScenarioSource, ScenarioWarning, check_seed, prepare, resolve, to_json, validate
 
 __version__: str = _core.version()
-__all__ = ["Result", "ScenarioError", "ScenarioSource", "__version__", "load", "resolve", "run"]
+__all__ = [
+    "Result", "ScenarioError", "ScenarioSource", "ScenarioWarning", "__version__", "load", "resolve", "run"
+]
 
 
 def run(
@@ -45,9 +47,11 @@ def run(
     output     when given, the run directory is written there (see `Result.save`)
     progress   called now and then with the fraction done; an exception it raises aborts the run
 
-    Raises ScenarioError (a ValueError) for a bad scenario, RuntimeError for an internal failure.
+    Raises ScenarioError (a ValueError) for a bad scenario or seed, RuntimeError for an internal
+    failure; warns (ScenarioWarning) about settings that are allowed but unusual.
     """
-    document = prepare(scenario, overrides, **settings)
+    check_seed(seed)
+    document = validate(prepare(scenario, overrides, **settings))
     result = Result.from_core(_core.run(to_json(document), seed, progress or _let_python_run))
     if output is not None:
         result.save(output, overwrite=overwrite, plots=plots)

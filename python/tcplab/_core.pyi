@@ -28,8 +28,9 @@ def catalog() -> str:
     """JSON: {"algorithms": [{"name", "summary", "params": [{"name", "default", "unit", "doc"}]}],
     "queues": [{"name", "summary"}], "topologies": [{"name", "summary"}]}."""
 
-def validate(scenario_json: str) -> str:
-    """The resolved scenario (every default filled in) as JSON text."""
+def validate(scenario_json: str) -> tuple[str, list[str]]:
+    """The resolved scenario (every default filled in) as JSON text, and one line per setting
+    that is allowed but unusual ("key.path: what is unusual")."""
 
 def run(
     scenario_json: str, seed: int | None, progress: Callable[[float], None] | None

@@ -4,15 +4,23 @@ Rust core, which owns the schema; write a resolved scenario back as TOML.
 
 A document is the plain dict that TOML parses to. Every problem with one raises
 `ScenarioError` with a single line that starts with where the problem is (a dotted key path,
-a file name or the offending `--set` text), like the errors of the Rust validator.
+a file name or the offending `--set` text), like the errors of the Rust validator. A setting
+that is allowed but unusual is reported by a `ScenarioWarning`, printed as one line
+`warning: <key path>: <what is unusual>` on stderr, once per message and process.
 """
 
 from __future__ import annotations
 
 import copy
+import errno
 import json
 import math
+import numbers
+import os
+import stat
+import sys
 import tomllib
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -24,6 +32,30 @@ from ._core import ScenarioError
 
 ScenarioSource = str | Path | Mapping[str, Any]
 """A path to a .toml file, a study name, TOML text, or an already parsed document."""
+
+
+class ScenarioWarning(UserWarning):
+    """A setting the core accepts but finds unusual; the message starts with its key path."""
+
+
+_show_other_warning = warnings.showwarning
+# The messages already reported in this process: a scenario validated twice (as `tcplab run`
+# does) reports each once. (Python's own registry forgets whenever a filter changes, as
+# importing some libraries does.)
+_REPORTED: set[str] = set()
+
+
+def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                  file: Any = None, line: str | None = None) -> None:
+    """Prints a ScenarioWarning as `warning: <message>`, like the CLI's `error: ...` lines;
+    any other warning as Python would."""
+    if issubclass(category, ScenarioWarning):
+        print(f"warning: {message}", file=file or sys.stderr)
+    else:
+        _show_other_warning(message, category, filename, lineno, file, line)
+
+
+warnings.showwarning = _show_warning
 
 
 def load(source: ScenarioSource) -> dict[str, Any]:
@@ -46,6 +78,9 @@ def load(source: ScenarioSource) -> dict[str, Any]:
         return _load_case(base, case)
     if "=" in source:
         return _without_study_table(_parse_toml(source, origin="scenario text"))
+    problem = _not_a_file(source)
+    if problem:
+        raise ScenarioError(f"{source}: {problem}")
     raise ScenarioError(
         f"{source}: no such scenario file or study (studies: {', '.join(studies.all_studies())})"
     )
@@ -90,8 +125,14 @@ def resolve(
 
 
 def validate(document: Mapping[str, Any]) -> dict[str, Any]:
-    """Validates a document with the Rust core and returns it resolved (see `resolved_document`)."""
-    return resolved_document(_core.validate(to_json(document)))
+    """Validates a document with the Rust core and returns it resolved (see `resolved_document`);
+    each setting the core finds unusual is reported as a `ScenarioWarning`."""
+    scenario_json, unusual = _core.validate(to_json(document))
+    for message in unusual:
+        if message not in _REPORTED:
+            warnings.warn(message, ScenarioWarning, stacklevel=2)
+            _REPORTED.add(message)
+    return resolved_document(scenario_json)
 
 
 def resolved_document(scenario_json: str) -> dict[str, Any]:
@@ -108,6 +149,17 @@ def apply_overrides(document: Mapping[str, Any], overrides: Mapping[str, Any]) -
     for path, value in overrides.items():
         _set_path(result, path, copy.deepcopy(value))
     return result
+
+
+MAX_SEED = 2**64 - 1  # the core's seeds are u64
+
+
+def check_seed(seed: object, where: str = "seed") -> None:
+    """Raises ScenarioError unless `seed` is None or an integer the core takes (0 ..= 2^64 - 1)."""
+    if seed is None:
+        return
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or not 0 <= seed <= MAX_SEED:
+        raise ScenarioError(f"{where} {seed!r}: not a seed; allowed: an integer from 0 to 2^64-1 ({MAX_SEED})")
 
 
 def parse_assignment(text: str) -> tuple[str, Any]:
@@ -166,12 +218,50 @@ def _is_file(text: str) -> bool:
         return False
 
 
+def _not_a_file(text: str) -> str | None:
+    """What is at path `text` when it is there but not a regular file ("is a directory, not a
+    scenario file", "symbolic link loop"); None when nothing is, or a regular file."""
+    try:
+        return _kind_problem(os.stat(text).st_mode)
+    except OSError as error:
+        if error.errno in (errno.ENOENT, errno.ENOTDIR, errno.ENAMETOOLONG) and not os.path.islink(text):
+            return None
+        return _os_problem(error)
+    except ValueError:  # a NUL byte: not a path
+        return None
+
+
+def _kind_problem(mode: int) -> str | None:
+    kinds = [(stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+             (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+             (stat.S_ISSOCK, "a socket")]
+    kind = next((name for test, name in kinds if test(mode)), None)
+    return f"is {kind}, not a scenario file" if kind else None
+
+
+def _os_problem(error: OSError) -> str:
+    if error.errno == errno.ELOOP:
+        return "symbolic link loop"
+    if error.errno == errno.ENOENT and error.filename and os.path.islink(error.filename):
+        return f"dangling symbolic link (to {os.readlink(error.filename)})"
+    return f"cannot read: {error.strerror}"
+
+
 def _read_toml_file(path: Path) -> dict[str, Any]:
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        reason = error.strerror if isinstance(error, OSError) else "not UTF-8 text"
-        raise ScenarioError(f"{path}: cannot read: {reason}") from None
+        # Non-blocking, and checked before reading: a FIFO must not hang the open or the read.
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as error:
+        raise ScenarioError(f"{path}: {_os_problem(error)}") from None
+    with os.fdopen(descriptor, "rb") as file:
+        problem = _kind_problem(os.fstat(descriptor).st_mode)
+        if problem:
+            raise ScenarioError(f"{path}: {problem}")
+        try:
+            text = file.read().decode("utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            reason = error.strerror if isinstance(error, OSError) else "not UTF-8 text"
+            raise ScenarioError(f"{path}: cannot read: {reason}") from None
     return _parse_toml(text, origin=str(path))
 
 

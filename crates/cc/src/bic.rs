@@ -67,7 +67,7 @@ impl AlgorithmConfig for BicConfig {
     const NAME: &'static str = "bic";
     const SUMMARY: &'static str = "BIC binary increase, Linux tcp_bic.c (Xu/Harfoush/Rhee 2004)";
     const PARAMS: &'static [ParamDoc] = &[
-        ParamDoc { name: "beta", unit: "", doc: "multiplicative decrease factor, rounded to x/1024" },
+        ParamDoc { name: "beta", unit: "", doc: "multiplicative decrease factor, rounded to a multiple of 1/1024" },
         ParamDoc { name: "fast_convergence", unit: "", doc: "remember only (1+β)/2 of W_max after a loss below it" },
         ParamDoc { name: "max_increment", unit: "packets", doc: "largest binary-search step per RTT (S_max)" },
         ParamDoc { name: "low_window", unit: "packets", doc: "Reno behaviour at or below this cwnd" },

@@ -23,6 +23,7 @@ use crate::yeah::YeahConfig;
 use crate::CongestionControl;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 use std::fmt::Display;
 use tcplab_core::SimRng;
 
@@ -34,28 +35,30 @@ macro_rules! algorithms {
     ($($(#[$doc:meta])* $variant:ident($config:ty) = $name:literal,)*) => {
         /// The algorithm of one flow and its parameters.
         #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-        #[serde(tag = "kind", try_from = "CcSpec")]
+        #[serde(tag = "kind", try_from = "Value")]
         pub enum CcConfig {
             $($(#[$doc])* #[serde(rename = $name)] $variant($config),)*
         }
 
-        /// The table form `{ kind = "...", <parameters> }`: parsed without the `try_from`
-        /// indirection, and the source of the table's JSON Schema.
-        #[derive(Deserialize, JsonSchema)]
+        /// An algorithm with parameters: `{ kind = "cubic", beta = 0.7 }`.
+        // Only its JSON Schema is used: `CcConfig::parse` reads the table.
+        #[derive(JsonSchema)]
         #[serde(tag = "kind")]
+        #[allow(dead_code)]
         enum CcTable {
             $($(#[$doc])* #[serde(rename = $name)] $variant($config),)*
         }
 
-        impl From<CcTable> for CcConfig {
-            fn from(table: CcTable) -> Self {
-                match table {
-                    $(CcTable::$variant(c) => CcConfig::$variant(c),)*
+        impl CcConfig {
+            /// The parameters of algorithm `kind` (a canonical name) from a table without
+            /// `kind`; parsed as the algorithm's own struct so that errors keep their key.
+            fn from_params(kind: &str, params: Value) -> Result<CcConfig, serde_path_to_error::Error<serde_json::Error>> {
+                match kind {
+                    $($name => serde_path_to_error::deserialize::<_, $config>(params).map(CcConfig::$variant),)*
+                    other => unreachable!("{other:?} was checked against the names"),
                 }
             }
-        }
 
-        impl CcConfig {
             /// Every algorithm with its parameters and defaults.
             pub fn catalog() -> Vec<AlgorithmInfo> {
                 vec![$(info::<$config>(),)*]
@@ -119,14 +122,6 @@ algorithms! {
     Dctcp(DctcpConfig) = "dctcp",
 }
 
-/// What a scenario may write: a bare name or a table with `kind`.
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum CcSpec {
-    Name(String),
-    Table(serde_json::Map<String, serde_json::Value>),
-}
-
 /// Names accepted for each algorithm, the first being canonical.
 const ALIASES: &[(&str, &str)] = &[("reno", "newreno"), ("bbr1", "bbr"), ("bbrv3", "bbr3")];
 
@@ -134,29 +129,109 @@ fn canonical(name: &str) -> &str {
     ALIASES.iter().find(|(alias, _)| *alias == name).map_or(name, |(_, canon)| canon)
 }
 
-impl TryFrom<CcSpec> for CcConfig {
-    type Error = String;
-    fn try_from(spec: CcSpec) -> Result<Self, String> {
-        let mut table = match spec {
-            CcSpec::Name(name) => {
-                let mut t = serde_json::Map::new();
-                t.insert("kind".into(), serde_json::Value::String(name));
-                t
+impl CcConfig {
+    /// Parses what a scenario writes for `cc`: a bare name or a table with `kind`. An error
+    /// is (the parameter at fault, empty for the value as a whole; what is wrong and allowed).
+    pub fn parse(value: Value) -> Result<Self, (String, String)> {
+        let names = || CcConfig::names().join(", ");
+        let (mut table, kind_key) = match value {
+            Value::String(name) => (Map::from_iter([("kind".to_string(), Value::String(name))]), ""),
+            Value::Object(table) => (table, "kind"),
+            other => {
+                let found = describe_value(&other);
+                return Err((String::new(), format!("expected an algorithm name ({}) or a table {{ kind = NAME, ... }}, found {found}", names())));
             }
-            CcSpec::Table(t) => t,
         };
         let kind = match table.get("kind") {
-            Some(serde_json::Value::String(k)) => canonical(k).to_string(),
-            Some(other) => return Err(format!("`kind` must be a string naming an algorithm, got {other}")),
-            None => return Err(format!("missing `kind`; allowed: {}", CcConfig::names().join(", "))),
+            Some(Value::String(k)) => canonical(k).to_string(),
+            Some(other) => return Err((kind_key.into(), format!("expected an algorithm name ({}), found {}", names(), describe_value(other)))),
+            None => return Err((kind_key.into(), format!("missing; allowed: {}", names()))),
         };
         if !CcConfig::names().contains(&kind.as_str()) {
-            return Err(format!("unknown algorithm {kind:?}; allowed: {}", CcConfig::names().join(", ")));
+            return Err((kind_key.into(), format!("unknown algorithm {kind:?}; allowed: {}", names())));
         }
-        table.insert("kind".into(), serde_json::Value::String(kind.clone()));
-        serde_json::from_value::<CcTable>(serde_json::Value::Object(table))
-            .map(CcConfig::from)
-            .map_err(|e| format!("{kind}: {e}"))
+        table.remove("kind");
+        CcConfig::from_params(&kind, Value::Object(table)).map_err(|e| {
+            let key = e.path().to_string();
+            let message = humanize_serde_message(&e.into_inner().to_string());
+            (if key == "." { String::new() } else { key }, format!("{kind}: {message}"))
+        })
+    }
+}
+
+impl TryFrom<Value> for CcConfig {
+    type Error = String;
+    fn try_from(value: Value) -> Result<Self, String> {
+        CcConfig::parse(value).map_err(|(key, message)| if key.is_empty() { message } else { format!("{key}: {message}") })
+    }
+}
+
+/// A scenario value as a message names it: "the integer 5", "the string \"x\"", "a table".
+pub fn describe_value(value: &Value) -> String {
+    match value {
+        Value::Null => "nothing (null)".into(),
+        Value::Bool(b) => format!("the boolean {b}"),
+        Value::Number(n) if n.is_f64() => format!("the number {n}"),
+        Value::Number(n) => format!("the integer {n}"),
+        Value::String(s) => format!("the string {s:?}"),
+        Value::Array(items) => format!("an array of {} item{}", items.len(), if items.len() == 1 { "" } else { "s" }),
+        Value::Object(_) => "a table".into(),
+    }
+}
+
+/// serde's messages in the words of a scenario file: "invalid type: floating point `1.5`,
+/// expected u32" becomes "expected a whole number from 0 to 4294967295, found the number
+/// 1.5"; "unknown variant `x`, expected `a` or `b`" becomes "unknown value \"x\"; allowed:
+/// a, b". Other messages are returned unchanged.
+pub fn humanize_serde_message(message: &str) -> String {
+    let mismatch = ["invalid type: ", "invalid value: "].iter().find_map(|p| message.strip_prefix(p)).and_then(|rest| rest.split_once(", expected "));
+    if let Some((found, expected)) = mismatch {
+        return format!("expected {}, found {}", serde_expected(expected), serde_unexpected(found));
+    }
+    if let Some((length, expected)) = message.strip_prefix("invalid length ").and_then(|rest| rest.split_once(", expected ")) {
+        return format!("expected {expected}, found an array of {length} items");
+    }
+    for (prefix, what) in [("unknown variant `", "value"), ("unknown field `", "key")] {
+        if let Some((name, allowed)) = message.strip_prefix(prefix).and_then(|rest| rest.split_once("`, ")) {
+            let allowed = match allowed.strip_prefix("expected ") {
+                Some(list) => list.trim_start_matches("one of ").replace('`', "").replace(" or ", ", "),
+                None => "none here".to_string(), // serde: "there are no fields"
+            };
+            return format!("unknown {what} {name:?}; allowed: {allowed}");
+        }
+    }
+    message.to_string()
+}
+
+/// serde's `Unexpected` as a scenario value ("integer `5`" is "the integer 5").
+fn serde_unexpected(found: &str) -> String {
+    for (prefix, noun) in [("integer ", "integer"), ("floating point ", "number"), ("boolean ", "boolean"), ("string ", "string")] {
+        if let Some(value) = found.strip_prefix(prefix) {
+            return format!("the {noun} {}", if noun == "string" { value } else { value.trim_matches('`') });
+        }
+    }
+    match found {
+        "sequence" => "an array".into(),
+        "map" => "a table".into(),
+        "unit value" => "nothing (null)".into(),
+        other => other.into(),
+    }
+}
+
+/// serde's "expected" as a scenario type ("u32" is "a whole number from 0 to 4294967295").
+fn serde_expected(expected: &str) -> String {
+    let whole = |max: u64| format!("a whole number from 0 to {max}");
+    match expected {
+        "u8" => whole(u8::MAX.into()),
+        "u16" => whole(u16::MAX.into()),
+        "u32" => whole(u32::MAX.into()),
+        "u64" => whole(u64::MAX),
+        "f32" | "f64" => "a number".into(),
+        "a boolean" => "true or false".into(),
+        "a sequence" => "an array".into(),
+        "a map" => "a table".into(),
+        e if e.starts_with("struct ") => "a table".into(),
+        e => e.into(),
     }
 }
 
@@ -269,7 +344,49 @@ mod tests {
         let e = serde_json::from_str::<CcConfig>(r#""cubbic""#).unwrap_err().to_string();
         assert!(e.contains("unknown algorithm \"cubbic\"") && e.contains("newreno"), "{e}");
         let e = serde_json::from_str::<CcConfig>(r#"{"kind": "newreno", "beta": 1}"#).unwrap_err().to_string();
-        assert!(e.contains("unknown field `beta`"), "{e}");
+        assert!(e.contains("unknown key \"beta\"; allowed: none"), "{e}");
+    }
+
+    /// Every way of writing `cc` wrong names what was found and what is allowed, in the
+    /// words of a scenario file (no serde type or enum names).
+    #[test]
+    fn wrong_types_say_what_was_found_and_what_is_allowed() {
+        let parse = |text: &str| CcConfig::parse(serde_json::from_str(text).unwrap()).unwrap_err();
+        let (key, e) = parse("5");
+        assert_eq!(key, "");
+        assert!(e.starts_with("expected an algorithm name (newreno, cubic, bbr") && e.ends_with("or a table { kind = NAME, ... }, found the integer 5"), "{e}");
+        assert_eq!(parse("[1, 2]").1.rsplit_once("found ").unwrap().1, "an array of 2 items");
+        let (key, e) = parse(r#"{"kind": 5}"#);
+        assert_eq!((key.as_str(), e.ends_with("found the integer 5")), ("kind", true), "{e}");
+        assert_eq!(parse(r#"{"beta": 0.5}"#), ("kind".to_string(), format!("missing; allowed: {}", CcConfig::names().join(", "))));
+        assert_eq!(parse(r#""cubbic""#).0, "", "a bare name is the value itself, not its kind");
+        assert_eq!(parse(r#"{"kind": "cubic", "beta": "x"}"#), ("beta".to_string(), "cubic: expected a number, found the string \"x\"".to_string()));
+        assert_eq!(parse(r#"{"kind": "cubic", "hystart": 5}"#), ("hystart".to_string(), "cubic: expected true, false or \"hystart++\", found the integer 5".to_string()));
+        let (key, e) = parse(r#"{"kind": "bbr", "bw_win_rounds": -1}"#);
+        assert_eq!((key.as_str(), e.as_str()), ("bw_win_rounds", "bbr: expected a whole number from 0 to 4294967295, found the integer -1"));
+        let (key, e) = parse(r#"{"kind": "cubic", "hystart_detect": "both!"}"#);
+        assert_eq!((key.as_str(), e.as_str()), ("hystart_detect", "cubic: unknown value \"both!\"; allowed: ack-train, delay, both"));
+        for text in ["5", r#"{"kind": 5}"#, r#"{"kind": "cubic", "hystart": 5}"#, r#"{"kind": "cubic", "beta": "x"}"#] {
+            let e = serde_json::from_str::<CcConfig>(text).unwrap_err().to_string();
+            assert!(!e.contains("untagged") && !e.contains("variant") && !e.contains("f64"), "{e}");
+        }
+    }
+
+    #[test]
+    fn serde_messages_read_as_scenario_words() {
+        for (serde, ours) in [
+            ("invalid type: floating point `1.5`, expected u32", "expected a whole number from 0 to 4294967295, found the number 1.5"),
+            ("invalid value: integer `-1`, expected u64", "expected a whole number from 0 to 18446744073709551615, found the integer -1"),
+            ("invalid type: string \"a\", expected a boolean", "expected true or false, found the string \"a\""),
+            ("invalid type: map, expected f64", "expected a number, found a table"),
+            ("invalid type: sequence, expected struct LinkSpec", "expected a table, found an array"),
+            ("invalid length 2, expected an array of length 3", "expected an array of length 3, found an array of 2 items"),
+            ("unknown variant `fast`, expected `off` or `fq`", "unknown value \"fast\"; allowed: off, fq"),
+            ("unknown field `sped`, expected one of `a`, `b`", "unknown key \"sped\"; allowed: a, b"),
+            ("something else", "something else"),
+        ] {
+            assert_eq!(humanize_serde_message(serde), ours);
+        }
     }
 
     #[test]

@@ -15,7 +15,7 @@
 //! 9438 differs too: flight-size β, W_est's α switching to 1, the current RTT (not
 //! delay_min) for the look-ahead, W_max kept across RTO, HyStart++. Linux is followed.
 
-use crate::config::{check_range, AlgorithmConfig, ParamDoc};
+use crate::config::{check_range, describe_value, AlgorithmConfig, ParamDoc};
 use crate::{AckSample, CaState, CcCx, CongestionControl, CwndEvent};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -57,11 +57,24 @@ pub enum Hystart {
 }
 
 /// The scenario spelling of [`Hystart`].
-#[derive(Clone, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Serialize, JsonSchema)]
 #[serde(untagged)]
 enum HystartSetting {
     Switch(bool),
     Named(String),
+}
+
+impl<'de> Deserialize<'de> for HystartSetting {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match serde_json::Value::deserialize(d)? {
+            serde_json::Value::Bool(b) => Ok(HystartSetting::Switch(b)),
+            serde_json::Value::String(s) => Ok(HystartSetting::Named(s)),
+            other => Err(serde::de::Error::custom(format!(
+                "expected true, false or \"hystart++\", found {}",
+                describe_value(&other)
+            ))),
+        }
+    }
 }
 
 impl TryFrom<HystartSetting> for Hystart {
@@ -153,8 +166,8 @@ impl AlgorithmConfig for CubicConfig {
     const NAME: &'static str = "cubic";
     const SUMMARY: &'static str = "CUBIC with HyStart, Linux tcp_cubic.c v2.3 (RFC 9438; HyStart++ RFC 9406 optional)";
     const PARAMS: &'static [ParamDoc] = &[
-        ParamDoc { name: "beta", unit: "", doc: "multiplicative decrease factor, rounded to x/1024" },
-        ParamDoc { name: "c", unit: "packets/s³", doc: "cubic scaling constant, rounded to x·10/1024" },
+        ParamDoc { name: "beta", unit: "", doc: "multiplicative decrease factor, rounded to a multiple of 1/1024" },
+        ParamDoc { name: "c", unit: "packets/s³", doc: "cubic scaling constant, rounded to a multiple of 10/1024" },
         ParamDoc { name: "fast_convergence", unit: "", doc: "remember only (1+β)/2 of W_max after a loss below it" },
         ParamDoc { name: "tcp_friendliness", unit: "", doc: "never grow slower than the Reno estimate" },
         ParamDoc { name: "hystart", unit: "", doc: "slow-start exit: true (Linux HyStart), false, \"hystart++\"" },

@@ -56,7 +56,7 @@ impl AlgorithmConfig for DctcpConfig {
     const SUMMARY: &'static str = "DCTCP: Reno growth, ECN reduction by the marked fraction (RFC 8257, Linux tcp_dctcp.c); turns accurate ECN on";
     const PARAMS: &'static [ParamDoc] = &[
         ParamDoc { name: "shift_g", unit: "", doc: "alpha gain g = 1/2^shift_g" },
-        ParamDoc { name: "alpha_on_init", unit: "1/1024", doc: "initial alpha (1024 = 1.0)" },
+        ParamDoc { name: "alpha_on_init", unit: "", doc: "initial alpha in 1024ths: 1024 = 1.0 (Linux dctcp_alpha_on_init)" },
         ParamDoc { name: "clamp_alpha_on_loss", unit: "", doc: "set alpha to 1.0 on a retransmission timeout" },
     ];
 

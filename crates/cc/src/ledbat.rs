@@ -84,7 +84,7 @@ impl AlgorithmConfig for LedbatConfig {
     const SUMMARY: &'static str = "LEDBAT (RFC 6817, as ns-3 TcpLedbat; no mainline Linux module), RTT-based delay";
     const PARAMS: &'static [ParamDoc] = &[
         ParamDoc { name: "target_delay_ms", unit: "ms", doc: "target queuing delay (RFC: ≤ 100 ms)" },
-        ParamDoc { name: "gain", unit: "", doc: "largest cwnd change per RTT in packets (RFC: ≤ 1), x/1024" },
+        ParamDoc { name: "gain", unit: "", doc: "largest cwnd change per RTT in packets (RFC: ≤ 1), rounded to a multiple of 1/1024" },
         ParamDoc { name: "base_history", unit: "minutes", doc: "one-minute buckets for the base delay" },
         ParamDoc { name: "current_filter", unit: "samples", doc: "current delay = min of this many last samples" },
         ParamDoc { name: "allowed_increase", unit: "packets", doc: "cwnd ≤ flight before the ACK + this" },

@@ -65,12 +65,10 @@ pub struct FifoQueue {
 }
 
 impl FifoQueue {
+    /// An empty queue; it takes memory as packets queue, not for its limit (a network of
+    /// thousands of mostly idle access links reserves nothing for them).
     pub fn new(limit: QueueLimit, policy: DropPolicy) -> Self {
-        let cap = match limit {
-            QueueLimit::Packets(n) => (n as usize).min(1 << 16),
-            QueueLimit::Bytes(b) => ((b / 1500) as usize).min(1 << 16),
-        };
-        FifoQueue { packets: VecDeque::with_capacity(cap), bytes: 0, limit, policy, marking: None, ce_marks: 0 }
+        FifoQueue { packets: VecDeque::new(), bytes: 0, limit, policy, marking: None, ce_marks: 0 }
     }
 
     /// The same queue marking ECT packets at `threshold` (None: never).

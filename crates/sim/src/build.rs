@@ -1,15 +1,20 @@
 //! Builds the simulated world from a resolved scenario: node and link tables (a dumbbell
 //! expands into hosts, routers and links, with its senders on a WiFi BSS if asked; an mmWave
-//! topology into its core network and a cell; a cell's radio hops join the routing table), queues, link models with their own random
-//! streams, routes, and one TCP sender/receiver pair per flow with its application.
+//! topology into its core network and a cell; a cell's radio hops join the routing table),
+//! queues, link models with their own random streams, routes towards the flows' ends, and
+//! one TCP sender/receiver pair per flow with its application. Every step is linear in the
+//! number of nodes, links and flows, and calls a `tick` now and then so that a long setup
+//! can report progress and be stopped.
 
 use crate::resolve::ScenarioError;
 use crate::scenario::{FlowSpec, LinkSpec, PacingSpec, QueueKind, RtoSpec, Scenario, Ssthresh, TcpSpec, Topology};
 use crate::units::{BufferValue, EcnThresholdValue};
 use tcplab_cc::INFINITE_SSTHRESH;
 use crate::mmwave::{ENB, PGW, REMOTE};
+use std::collections::HashMap;
 use tcplab_core::{LinkId, NodeId, SimDuration, SimRng, SimTime};
 use tcplab_net::mmwave::cell::MmWaveCell;
+use tcplab_net::mmwave::phy::Mcs;
 use tcplab_net::radio::{Direction as RadioDirection, RadioCell, UserId};
 use tcplab_net::wifi::bss::WifiBss;
 use tcplab_net::{CeThreshold, Direction, DropPolicy, FifoQueue, Node, NodeRole, QueueLimit, RoutingTable, WiredLink};
@@ -53,6 +58,18 @@ pub struct Network {
     pub flows: Vec<Flow>,
 }
 
+impl Network {
+    /// The radio devices recorded each sample: (mmWave UEs, WiFi devices — the access point
+    /// and its stations).
+    pub fn radio_devices(&self) -> (usize, usize) {
+        match self.radio.as_ref().map(|r| (&r.cell, r.ue_nodes.len())) {
+            Some((Cell::Mmwave(_), ues)) => (ues, 0),
+            Some((Cell::Wifi(_), stations)) => (0, stations + 1),
+            None => (0, 0),
+        }
+    }
+}
+
 /// One hop across the radio: base → user (downlink) or user → base (uplink).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RadioHop {
@@ -91,6 +108,8 @@ pub struct RadioAccess {
     /// `LinkId` of the first radio hop; hop k is `first_hop + k`.
     pub first_hop: LinkId,
     pub hops: Vec<RadioHop>,
+    /// The most a hop can carry (the PHY rate at the cell's highest MCS), bit/s.
+    pub peak_rate_bps: f64,
 }
 
 impl RadioAccess {
@@ -107,11 +126,11 @@ impl RadioAccess {
         }
     }
 
-    fn new(cell: Cell, base: NodeId, ue_nodes: Vec<NodeId>, first_hop: LinkId) -> RadioAccess {
+    fn new(cell: Cell, base: NodeId, ue_nodes: Vec<NodeId>, first_hop: LinkId, peak_rate_bps: f64) -> RadioAccess {
         let hops = (0..ue_nodes.len())
             .flat_map(|ue| [RadioHop { ue, direction: RadioDirection::Dl }, RadioHop { ue, direction: RadioDirection::Ul }])
             .collect();
-        RadioAccess { cell, base, ue_nodes, first_hop, hops }
+        RadioAccess { cell, base, ue_nodes, first_hop, hops, peak_rate_bps }
     }
 
     /// (from, to) of every radio hop, in `LinkId` order.
@@ -167,19 +186,26 @@ fn queue_for(buffer: BufferValue, kind: QueueKind, ecn_threshold: Option<EcnThre
     Box::new(FifoQueue::new(limit, policy).with_ce_marking(marking))
 }
 
-struct Builder {
+struct Builder<'t, E> {
     seed: u64,
     nodes: Vec<Node>,
+    ids: HashMap<String, NodeId>,
     links: Vec<Direction>,
+    tick: &'t mut dyn FnMut() -> Result<(), E>,
 }
 
-impl Builder {
+impl<E> Builder<'_, E> {
+    fn add_node(&mut self, name: String, host: bool) {
+        self.ids.insert(name.clone(), self.nodes.len() as NodeId);
+        self.nodes.push(Node { name, role: if host { NodeRole::Host } else { NodeRole::Router } });
+    }
+
     fn node_id(&self, name: &str) -> NodeId {
-        self.nodes.iter().position(|n| n.name == name).expect("resolved scenarios name known nodes") as NodeId
+        *self.ids.get(name).expect("resolved scenarios name known nodes")
     }
 
     /// Adds both directions of a full-duplex link; `delay` overrides the spec's delay.
-    fn add_link(&mut self, a: &str, b: &str, spec: &LinkSpec, delay: Option<SimDuration>) {
+    fn add_link(&mut self, a: &str, b: &str, spec: &LinkSpec, delay: Option<SimDuration>) -> Result<(), E> {
         let (ia, ib) = (self.node_id(a), self.node_id(b));
         let rev = spec.reverse.clone().unwrap_or_default();
         let delay = delay.unwrap_or(spec.delay.0);
@@ -201,6 +227,7 @@ impl Builder {
             let model = WiredLink::new(spec.rate.0, delay, spec.mtu, loss, rng);
             self.links.push(Direction::new(id, name, from, to, queue_for(buffer, queue, ecn_threshold), Box::new(model)));
         }
+        (self.tick)()
     }
 }
 
@@ -232,7 +259,7 @@ pub fn tcp_config(t: &TcpSpec) -> TcpConfig {
     }
 }
 
-fn build_flow(b: &Builder, f: &FlowSpec, index: usize, scenario: &Scenario) -> Flow {
+fn build_flow<E>(b: &Builder<E>, f: &FlowSpec, index: usize, scenario: &Scenario) -> Flow {
     let tcp = f.tcp.as_ref().unwrap_or(&scenario.tcp);
     let mut cfg = tcp_config(tcp);
     let cc = f.cc.build(SimRng::stream(scenario.seed, &format!("flow/{index}/cc")));
@@ -268,33 +295,35 @@ fn build_flow(b: &Builder, f: &FlowSpec, index: usize, scenario: &Scenario) -> F
 /// Builds the network of a resolved scenario. Fails only on what needs the built graph
 /// (a flow between unconnected hosts).
 pub fn build(scenario: &Scenario) -> Result<Network, ScenarioError> {
-    let mut b = Builder { seed: scenario.seed, nodes: Vec::new(), links: Vec::new() };
+    build_with(scenario, &mut || Ok(()))
+}
+
+/// [`build`], calling `tick` after each link, routing table and flow; an error from it
+/// stops the build.
+pub fn build_with<E: From<ScenarioError>>(scenario: &Scenario, tick: &mut dyn FnMut() -> Result<(), E>) -> Result<Network, E> {
+    let mut b = Builder { seed: scenario.seed, nodes: Vec::new(), ids: HashMap::new(), links: Vec::new(), tick };
     match &scenario.topology {
         Topology::Dumbbell(d) => {
             let pairs = d.pairs.expect("resolved dumbbells have pairs");
             for (name, host) in dumbbell_node_names(pairs) {
-                b.nodes.push(Node { name, role: if host { NodeRole::Host } else { NodeRole::Router } });
+                b.add_node(name, host);
             }
-            b.add_link("left", "right", &d.bottleneck, None);
+            b.add_link("left", "right", &d.bottleneck, None)?;
             for i in 0..pairs as usize {
                 if d.wifi.is_none() {
                     let delay = d.access_delays.as_ref().map(|v| v[i].0);
-                    b.add_link(&format!("s{i}"), "left", &d.access, delay);
+                    b.add_link(&format!("s{i}"), "left", &d.access, delay)?;
                 }
-                b.add_link("right", &format!("r{i}"), &d.access, None);
+                b.add_link("right", &format!("r{i}"), &d.access, None)?;
             }
         }
         Topology::Mmwave(_) => {} // after the match: it also builds the cell
         Topology::Explicit(e) => {
             for n in &e.nodes {
-                let role = match n.role {
-                    crate::scenario::NodeRoleSpec::Host => NodeRole::Host,
-                    crate::scenario::NodeRoleSpec::Router => NodeRole::Router,
-                };
-                b.nodes.push(Node { name: n.name.clone(), role });
+                b.add_node(n.name.clone(), n.role == crate::scenario::NodeRoleSpec::Host);
             }
             for l in &e.links {
-                b.add_link(l.a.as_deref().expect("resolved"), l.b.as_deref().expect("resolved"), l, None);
+                b.add_link(l.a.as_deref().expect("resolved"), l.b.as_deref().expect("resolved"), l, None)?;
             }
         }
     }
@@ -304,37 +333,95 @@ pub fn build(scenario: &Scenario) -> Result<Network, ScenarioError> {
             let pairs = d.pairs.expect("resolved dumbbells have pairs");
             let config = wifi.clone().resolve(pairs)?;
             let stations = (0..pairs).map(|i| b.node_id(&format!("s{i}"))).collect();
-            let bss = Cell::Wifi(WifiBss::new(config, scenario.seed));
-            radio = Some(RadioAccess::new(bss, b.node_id("left"), stations, b.links.len() as LinkId));
+            let bss = WifiBss::new(config, scenario.seed);
+            let peak = bss.phy_rate_bps();
+            radio = Some(RadioAccess::new(Cell::Wifi(bss), b.node_id("left"), stations, b.links.len() as LinkId, peak));
         }
     }
     if let Topology::Mmwave(m) = &scenario.topology {
         for (name, host) in m.node_names() {
-            b.nodes.push(Node { name, role: if host { NodeRole::Host } else { NodeRole::Router } });
+            b.add_node(name, host);
         }
-        b.add_link(REMOTE, PGW, &m.remote, None);
-        b.add_link(PGW, ENB, &m.s1u, None);
+        b.add_link(REMOTE, PGW, &m.remote, None)?;
+        b.add_link(PGW, ENB, &m.s1u, None)?;
         let config = m.cell_config(SimTime::ZERO + scenario.duration.0, m.remote.mtu)?;
+        let peak = config.frame.phy_rate_bps(Mcs::MAX, config.frame.data_symbols_per_subframe());
         let cell = MmWaveCell::new(config, scenario.seed)
             .map_err(|e| ScenarioError::new("topology", e.to_string()))?;
         let ues = m.ue_names().iter().map(|n| b.node_id(n)).collect();
-        radio = Some(RadioAccess::new(Cell::Mmwave(cell), b.node_id(ENB), ues, b.links.len() as LinkId));
+        radio = Some(RadioAccess::new(Cell::Mmwave(cell), b.node_id(ENB), ues, b.links.len() as LinkId, peak));
     }
     let mut edges: Vec<(NodeId, NodeId)> = b.links.iter().map(|l| (l.from, l.to)).collect();
     if let Some(r) = &radio {
         edges.extend(r.edges());
     }
-    let routes = RoutingTable::shortest_paths(b.nodes.len(), &edges);
+    let mut routes = RoutingTable::new(b.nodes.len(), &edges);
     let mut flows = Vec::with_capacity(scenario.flows.len());
     for (i, f) in scenario.flows.iter().enumerate() {
         let flow = build_flow(&b, f, i, scenario);
+        for end in [flow.dst, flow.src] {
+            if routes.route_towards(end) {
+                (b.tick)()?;
+            }
+        }
         if !routes.reachable(flow.src, flow.dst) || !routes.reachable(flow.dst, flow.src) {
             return Err(ScenarioError::new(
                 format!("flows.{i}.dst"),
                 format!("{:?} cannot be reached from {:?}: no path of links joins them", f.dst.as_deref().unwrap_or_default(), f.src.as_deref().unwrap_or_default()),
-            ));
+            )
+            .into());
         }
         flows.push(flow);
+        (b.tick)()?;
     }
     Ok(Network { nodes: b.nodes, links: b.links, radio, routes, flows })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn dumbbell(pairs: usize) -> Scenario {
+        crate::resolve(json!({
+            "duration": "1s",
+            "topology": {"kind": "dumbbell", "bottleneck": {"rate": "10Mbps", "delay": "10ms", "buffer": "100pkt"}},
+            "flows": vec![json!({"cc": "reno"}); pairs],
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_large_dumbbell_routes_through_two_tables() {
+        let net = build(&dumbbell(4000)).unwrap();
+        assert_eq!((net.nodes.len(), net.links.len(), net.flows.len()), (8002, 16002, 4000));
+        // One table towards each router; every host shares its router's.
+        assert_eq!(net.routes.tables(), 2);
+        let (s, r) = (net.flows[3999].src, net.flows[3999].dst);
+        let first = net.routes.next_hop(s, r).unwrap();
+        assert_eq!(net.links[first as usize].name, "s3999->left");
+    }
+
+    #[test]
+    fn setup_ticks_and_stops_when_asked() {
+        let scenario = dumbbell(50);
+        let mut ticks = 0;
+        build_with(&scenario, &mut || {
+            ticks += 1;
+            Ok::<(), ScenarioError>(())
+        })
+        .unwrap();
+        // Each full-duplex link (1 + 2 per pair), each flow, and the two routing tables.
+        assert_eq!(ticks, 1 + 2 * 50 + 50 + 2);
+        let mut calls = 0;
+        let stopped = build_with(&scenario, &mut || {
+            calls += 1;
+            if calls == 10 {
+                return Err(ScenarioError::new("", "stop"));
+            }
+            Ok(())
+        });
+        assert_eq!(stopped.err(), Some(ScenarioError::new("", "stop")));
+        assert_eq!(calls, 10);
+    }
 }

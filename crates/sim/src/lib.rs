@@ -1,6 +1,7 @@
 //! tcplab-sim: scenario schema and validation, world builder, event loop, recorder and
 //! summary — everything between a scenario file and a run's outputs (design.md §1).
 
+pub mod budget;
 pub mod build;
 pub mod mmwave;
 pub mod recorder;
@@ -11,7 +12,7 @@ pub mod units;
 pub mod wifi;
 pub mod world;
 
-pub use resolve::{resolve, resolve_json, ScenarioError};
+pub use resolve::{resolve, resolve_json, warnings, ScenarioError};
 pub use scenario::Scenario;
 pub use summary::Summary;
 pub use world::World;
@@ -30,6 +31,12 @@ pub enum RunError {
     Invariant(String),
 }
 
+impl From<ScenarioError> for RunError {
+    fn from(e: ScenarioError) -> Self {
+        RunError::Scenario(e)
+    }
+}
+
 /// Everything a run produces.
 pub struct RunOutput {
     pub scenario: Scenario,
@@ -37,22 +44,43 @@ pub struct RunOutput {
     pub world: World,
 }
 
-/// Progress reports per run (the callback is called this many times at most).
+/// Progress is reported as simulated time passes each of this many steps of the run...
 const PROGRESS_STEPS: u64 = 200;
 
-/// Runs a resolved scenario. `progress(fraction)` is called as simulated time advances;
-/// an `Err` from it aborts the run.
+/// ... and at least every this many events (a fraction of a second), so that a long run
+/// reacts to Ctrl-C at once.
+const EVENTS_PER_PROGRESS: u64 = 1 << 20;
+
+/// During setup, progress (at 0) is reported after this many links, routing tables and flows.
+const SETUP_STEPS_PER_REPORT: u64 = 1024;
+
+/// Runs a resolved scenario. `progress(fraction)` is called as the run advances (with 0 now
+/// and then during a long setup); an `Err` from it aborts the run.
 pub fn run(scenario: Scenario, mut progress: impl FnMut(f64) -> Result<(), String>) -> Result<RunOutput, RunError> {
-    let mut world = World::new(scenario.clone()).map_err(RunError::Scenario)?;
+    let mut setup_steps = 0u64;
+    let mut tick = || -> Result<(), RunError> {
+        setup_steps += 1;
+        if setup_steps.is_multiple_of(SETUP_STEPS_PER_REPORT) {
+            progress(0.0).map_err(RunError::Aborted)?;
+        }
+        Ok(())
+    };
+    let mut world = World::new(scenario.clone(), &mut tick)?;
     let end = world.end();
     let step = SimDuration::from_nanos((end.as_nanos() / PROGRESS_STEPS).max(1));
-    let mut until = SimTime::ZERO;
+    let mut until = (SimTime::ZERO + step).min(end);
     loop {
-        until += step;
-        let done = world.run_until(until);
-        progress(until.min(end).as_nanos() as f64 / end.as_nanos() as f64).map_err(RunError::Aborted)?;
-        if done {
-            break;
+        let reached = world.run_until(until, EVENTS_PER_PROGRESS);
+        if let Some(e) = world.rtt_overflow() {
+            return Err(RunError::Scenario(e));
+        }
+        let at = if reached { until } else { world.now() };
+        progress(at.as_nanos() as f64 / end.as_nanos() as f64).map_err(RunError::Aborted)?;
+        if reached {
+            if until >= end {
+                break;
+            }
+            until = (until + step).min(end);
         }
     }
     let summary = summary::summarize(&world);

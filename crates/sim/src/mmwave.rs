@@ -240,6 +240,18 @@ fn default_s1u() -> LinkSpec {
 /// Proportional-fair averaging window (10 ms of subframes).
 const PF_WINDOW_SUBFRAMES: f64 = 100.0;
 
+/// Transmit powers from 1 µW to 1 kW; outside 0–46 dBm (1 mW to 40 W) is unusual for a cell
+/// whose reference profiles use 30 dBm at both ends (radio-models.md A3).
+const TX_POWER_DBM: (f64, f64) = (-30.0, 60.0);
+const USUAL_TX_POWER_DBM: (f64, f64) = (0.0, 46.0);
+/// The urban-micro path-loss models hold up to 5 km from the base station (3GPP TR 38.901
+/// Table 7.4.1-1, UMi-Street Canyon; the NYU fits of MMW-V2 come from shorter links).
+const MAX_UE_DISTANCE_M: f64 = 5_000.0;
+/// Both reference profiles use a 1 GHz channel (radio-models.md A0); wider is unusual.
+const USUAL_MAX_BANDWIDTH_HZ: u64 = 1_000_000_000;
+/// 500 km/h, the high-speed-train deployment of 3GPP TR 38.913 §6.1.5, the fastest it studies.
+const USUAL_MAX_UE_SPEED_MPS: f64 = 500.0 / 3.6;
+
 impl MmwaveTopology {
     /// The UE node names, in UE order.
     pub fn ue_names(&self) -> Vec<String> {
@@ -292,10 +304,13 @@ impl MmwaveTopology {
                 return err(&format!("rlc.{key}"), "must be > 0 bytes, e.g. \"1MiB\"".into());
             }
         }
+        if self.bandwidth.0 / 2 >= self.carrier.0 {
+            return err("bandwidth", format!("{} cannot be carried at {}: the channel would reach below 0 Hz; allowed: under twice the carrier", self.bandwidth, self.carrier));
+        }
         let buildings = self.buildings()?;
         let enb = position(self.enb.position);
-        if !enb.is_finite() {
-            return err("enb.position", "coordinates must be finite numbers".into());
+        if !enb.is_finite() || enb.z_m < 0.0 {
+            return err("enb.position", "coordinates must be finite numbers, the height (z) at least 0 m (the ground)".into());
         }
         if let Some(b) = building_containing(enb, &buildings) {
             return err(&format!("buildings.{b}"), format!("contains the eNB at {:?}; a base station cannot be inside a building", self.enb.position));
@@ -311,6 +326,37 @@ impl MmwaveTopology {
                 );
             }
         }
+        for i in 0..self.ues.len() {
+            let mobility = self.mobility(i)?;
+            // Each leg is straight: its ends are its farthest and lowest points.
+            let ends: Vec<(SimTime, Position)> = mobility.legs(SimTime::ZERO, horizon).iter().flat_map(|l| [(l.start, l.start_position), (l.end, mobility.position_at(l.end))]).collect();
+            let key = if self.ues[i].waypoints.is_some() { "waypoints" } else { "position" };
+            if let Some((t, p)) = ends.iter().find(|(_, p)| p.z_m < 0.0) {
+                return err(&format!("ues.{i}.{key}"), format!("the UE is {:.1} m below the ground at t = {:.3} s; allowed: heights (z) from 0 m", -p.z_m, t.as_secs_f64()));
+            }
+            let far = ends.iter().map(|(t, p)| (*t, p.distance_m(enb))).fold((SimTime::ZERO, 0.0), |far, here| if here.1 > far.1 { here } else { far });
+            if far.1 > MAX_UE_DISTANCE_M {
+                return err(
+                    &format!("ues.{i}.{key}"),
+                    format!(
+                        "the UE is {:.0} m from the eNB at t = {:.3} s; allowed: within {MAX_UE_DISTANCE_M} m (the urban-micro path-loss models hold to 5 km, 3GPP TR 38.901 Table 7.4.1-1)",
+                        far.1,
+                        far.0.as_secs_f64()
+                    ),
+                );
+            }
+        }
+        let (min_power, max_power) = TX_POWER_DBM;
+        for (key, v) in [("enb.tx_power_dbm", self.enb.tx_power_dbm), ("ue_tx_power_dbm", self.ue_tx_power_dbm)] {
+            if !(min_power..=max_power).contains(&v) {
+                return err(key, format!("{v} dBm is out of range; allowed: {min_power} to {max_power} dBm (1 µW to 1 kW)"));
+            }
+        }
+        for (key, v) in [("enb.noise_figure_db", self.enb.noise_figure_db), ("ue_noise_figure_db", self.ue_noise_figure_db)] {
+            if !(v >= 0.0 && v.is_finite()) {
+                return err(key, format!("{v} dB is out of range; allowed: a finite number ≥ 0 dB (no receiver adds less than no noise)"));
+            }
+        }
         let config = self.cell_config(SimTime::ZERO + duration, 1500)?;
         Channel::new(config.channel, SimRng::stream(0, "check")).map_err(|e| {
             let key = match e {
@@ -321,12 +367,32 @@ impl MmwaveTopology {
             };
             ScenarioError::new(format!("topology.{key}"), e.to_string())
         })?;
-        for (key, v) in [("ue_tx_power_dbm", self.ue_tx_power_dbm), ("enb.noise_figure_db", self.enb.noise_figure_db)] {
-            if !v.is_finite() {
-                return err(key, format!("{v} must be a finite number"));
+        Ok(())
+    }
+
+    /// What is allowed but unusual (see `resolve::warnings`); `self` is resolved.
+    pub fn warnings(&self, duration: SimDuration) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.bandwidth.0 > USUAL_MAX_BANDWIDTH_HZ {
+            out.push(format!("topology.bandwidth: {} is wider than the 1GHz of both reference profiles (radio-models.md A0)", self.bandwidth));
+        }
+        let (low, high) = USUAL_TX_POWER_DBM;
+        for (key, v) in [("enb.tx_power_dbm", self.enb.tx_power_dbm), ("ue_tx_power_dbm", self.ue_tx_power_dbm)] {
+            if !(low..=high).contains(&v) {
+                out.push(format!("topology.{key}: {v} dBm is unusual for a cell (usual: {low} to {high} dBm; the reference profiles use 30 dBm, radio-models.md A3)"));
             }
         }
-        Ok(())
+        for i in 0..self.ues.len() {
+            let mobility = self.mobility(i).expect("checked in resolve");
+            let fastest = mobility.legs(SimTime::ZERO, SimTime::ZERO + duration).iter().map(|l| l.velocity.speed_mps()).fold(0.0, f64::max);
+            if fastest > USUAL_MAX_UE_SPEED_MPS {
+                let key = if self.ues[i].waypoints.is_some() { "waypoints" } else { "velocity" };
+                out.push(format!(
+                    "topology.ues.{i}.{key}: the UE moves at {fastest:.0} m/s, faster than 3GPP's fastest deployment (a high-speed train, 500 km/h = {USUAL_MAX_UE_SPEED_MPS:.0} m/s, TR 38.913)"
+                ));
+            }
+        }
+        out
     }
 
     fn frame(&self) -> Result<FrameConfig, (&'static str, PhyError)> {

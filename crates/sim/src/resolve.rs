@@ -1,15 +1,40 @@
 //! From user JSON to a checked, fully resolved [`Scenario`]. Every error names the dotted
-//! key path (the syntax of `--set`), the bad value and what is allowed, in one line.
+//! key path (the syntax of `--set`), the bad value and what is allowed, in one line;
+//! [`warnings`] lists what is allowed but unusual (docs/scenario-format.md, "Ranges").
 //! Sections are parsed one by one so that the path survives serde's tagged and untagged
 //! enums, and each flow's `tcp` table is merged over the scenario's before it is parsed.
 
-use crate::scenario::{FlowSpec, LinkSpec, Scenario, Topology};
-use crate::units::{BufferValue, EcnThresholdValue};
+use crate::scenario::{FlowSpec, LinkSpec, Scenario, TcpSpec, Topology};
+use crate::units::{BufferValue, DurationValue, EcnThresholdValue, RateValue, SizeValue};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
+use tcplab_cc::config::humanize_serde_message;
+use tcplab_cc::CcConfig;
 use tcplab_core::packet::HEADER_BYTES;
+use tcplab_core::{Rate, SimDuration};
+
+/// The IPv4 total-length field has 16 bits (RFC 791 §3.1): no IP packet is larger.
+const MAX_IP_PACKET_BYTES: u32 = 65_535;
+/// Every IPv4 link must carry 68-byte datagrams unfragmented (RFC 791 §3.2, Fragmentation).
+const MIN_MTU_BYTES: u32 = 68;
+/// The largest window TCP can advertise: window scaling shifts by at most 14 (RFC 7323
+/// §2.3), so 2^30 bytes.
+const MAX_RCV_BUF_BYTES: u64 = 1 << 30;
+/// The IPv4 default send MSS (RFC 9293 §3.7.1); smaller segments are unusual.
+const USUAL_MIN_MSS: u32 = 536;
+/// RFC 1122 §4.2.3.2: an ACK "MUST" not be delayed 0.5 s or more.
+const MAX_USUAL_DELACK: SimDuration = SimDuration::from_millis(500);
+/// RTOs are kept in microseconds (as by Linux's tcp_rtt_estimator()).
+const MIN_RTO_SETTING: SimDuration = SimDuration::from_micros(1);
+/// Linux arms timers in jiffies: with HZ=1000 no RTO is shorter than 1 ms.
+const MIN_USUAL_RTO: SimDuration = SimDuration::from_millis(1);
+/// Transmission times are whole nanoseconds, rounded up: below 10 ns a full-size packet's
+/// time (or an application's write interval) would be off by more than 10 %, below 100 ns
+/// by more than 1 %.
+const MIN_PACKET_TIME_NS: u64 = 10;
+const USUAL_MIN_PACKET_TIME_NS: u64 = 100;
 
 /// A scenario the simulator cannot run, with the key path of the culprit.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -59,7 +84,7 @@ fn parse_at<T: DeserializeOwned>(value: Value, prefix: &str) -> Result<T, Scenar
             })
             .collect();
         let path = join(prefix, &inner.join("."));
-        let message = e.into_inner().to_string();
+        let message = humanize_serde_message(&e.into_inner().to_string());
         // "missing field `x`" names the key in the message: move it into the path.
         match message.strip_prefix("missing field `").and_then(|m| m.strip_suffix('`')) {
             Some(key) => ScenarioError::new(join(&path, key), "missing; this key is required"),
@@ -105,9 +130,10 @@ pub fn resolve(value: Value) -> Result<Scenario, ScenarioError> {
     top.insert("flows".into(), Value::Array(Vec::new()));
     let mut scenario: Scenario = parse_at(Value::Object(top), "")?;
     scenario.flows = flows;
+    crate::budget::check_network(&scenario)?;
     check(&mut scenario)?;
-    // What only the built graph can tell (a flow between unconnected hosts).
-    crate::build::build(&scenario)?;
+    // What only the built graph can tell (a flow between unconnected hosts, the memory the run would need).
+    crate::budget::check(&scenario, &crate::build::build(&scenario)?)?;
     Ok(scenario)
 }
 
@@ -140,6 +166,12 @@ fn parse_flow(value: Value, index: usize, global_tcp: &Value) -> Result<FlowSpec
         None => {}
     }
     map.insert("tcp".into(), Value::Object(tcp));
+    // The algorithm is parsed on its own so that an error names the parameter at fault.
+    if let Some(cc) = take(&mut map, "cc") {
+        let path = format!("{prefix}.cc");
+        let cc = CcConfig::parse(cc).map_err(|(key, message)| ScenarioError::new(join(&path, &key), message))?;
+        map.insert("cc".into(), serde_json::to_value(&cc).expect("CcConfig serializes"));
+    }
     parse_at(Value::Object(map), &prefix)
 }
 
@@ -157,6 +189,9 @@ fn check(s: &mut Scenario) -> Result<(), ScenarioError> {
         return Err(ScenarioError::new("flows", "is empty; at least one flow is required"));
     }
     check_tcp(&s.tcp, "tcp")?;
+    // The ends each flow names itself (the others are defaults filled in below): an error
+    // blames a key the user wrote.
+    let given: Vec<(bool, bool)> = s.flows.iter().map(|f| (f.src.is_some(), f.dst.is_some())).collect();
     let nodes = match &mut s.topology {
         Topology::Dumbbell(d) => {
             let pairs = d.pairs.unwrap_or(s.flows.len() as u32);
@@ -235,8 +270,9 @@ fn check(s: &mut Scenario) -> Result<(), ScenarioError> {
             m.node_names()
         }
     };
+    let is_host: HashMap<&str, bool> = nodes.iter().map(|(name, host)| (name.as_str(), *host)).collect();
     for (i, f) in s.flows.iter().enumerate() {
-        check_flow(f, i, &nodes, duration)?;
+        check_flow(f, i, &nodes, &is_host, duration, given[i])?;
     }
     Ok(())
 }
@@ -245,10 +281,11 @@ fn node_list(e: &crate::scenario::Explicit) -> String {
     e.nodes.iter().map(|n| n.name.as_str()).collect::<Vec<_>>().join(", ")
 }
 
-fn check_tcp(t: &crate::scenario::TcpSpec, path: &str) -> Result<(), ScenarioError> {
+fn check_tcp(t: &TcpSpec, path: &str) -> Result<(), ScenarioError> {
     let err = |key: &str, msg: String| Err(ScenarioError::new(format!("{path}.{key}"), msg));
-    if t.mss == 0 || t.mss > 1 << 20 {
-        return err("mss", format!("{} is out of range; allowed: 1 to 1048576 bytes", t.mss));
+    let max_mss = MAX_IP_PACKET_BYTES - HEADER_BYTES;
+    if t.mss == 0 || t.mss > max_mss {
+        return err("mss", format!("{} is out of range; allowed: 1 to {max_mss} bytes (an IPv4 packet, {HEADER_BYTES} B of headers included, is at most {MAX_IP_PACKET_BYTES} B: RFC 791)", t.mss));
     }
     if t.initial_cwnd == 0 {
         return err("initial_cwnd", "must be at least 1 packet".into());
@@ -258,14 +295,15 @@ fn check_tcp(t: &crate::scenario::TcpSpec, path: &str) -> Result<(), ScenarioErr
             return err("initial_ssthresh", format!("{n} is too small; allowed: \"inf\" or at least 2 packets"));
         }
     }
-    if t.min_rto.0.as_nanos() == 0 {
-        return err("min_rto", "must be > 0".into());
+    // The RTT estimator keeps microseconds, as Linux's tcp_rtt_estimator() does: a shorter
+    // timeout would be zero, and a zero RTO re-arms itself forever at the same instant.
+    for (key, value) in [("min_rto", t.min_rto), ("max_rto", t.max_rto), ("initial_rto", t.initial_rto)] {
+        if value.0 < MIN_RTO_SETTING {
+            return err(key, format!("{value} is below 1us; allowed: 1us or more (RTOs are kept in microseconds)"));
+        }
     }
     if t.max_rto.0 < t.min_rto.0 {
         return err("max_rto", format!("{} is below min_rto ({})", t.max_rto, t.min_rto));
-    }
-    if t.initial_rto.0.as_nanos() == 0 {
-        return err("initial_rto", "must be > 0".into());
     }
     let segment = t.mss as u64;
     if t.snd_buf.0 < segment {
@@ -273,6 +311,10 @@ fn check_tcp(t: &crate::scenario::TcpSpec, path: &str) -> Result<(), ScenarioErr
     }
     if t.rcv_buf.0 < segment {
         return err("rcv_buf", format!("{} is smaller than one segment ({} B)", t.rcv_buf, t.mss));
+    }
+    if t.rcv_buf.0 > MAX_RCV_BUF_BYTES {
+        let max = SizeValue(MAX_RCV_BUF_BYTES);
+        return err("rcv_buf", format!("{} is more than TCP can advertise; allowed: one segment to {max} (window scaling, RFC 7323 §2.3)", t.rcv_buf));
     }
     if t.ack_every == 0 {
         return err("ack_every", "must be at least 1 (1 = ACK every segment)".into());
@@ -323,9 +365,10 @@ fn check_link(l: &LinkSpec, path: &str, explicit: bool) -> Result<(), ScenarioEr
     if l.rate.0.bps() == 0 {
         return Err(ScenarioError::new(format!("{path}.rate"), "must be > 0, e.g. \"10Mbps\""));
     }
-    if l.mtu < HEADER_BYTES + 1 || l.mtu > 1 << 20 {
-        return Err(ScenarioError::new(format!("{path}.mtu"), format!("{} is out of range; allowed: {} to 1048576 bytes", l.mtu, HEADER_BYTES + 1)));
+    if !(MIN_MTU_BYTES..=MAX_IP_PACKET_BYTES).contains(&l.mtu) {
+        return Err(ScenarioError::new(format!("{path}.mtu"), format!("{} is out of range; allowed: {MIN_MTU_BYTES} to {MAX_IP_PACKET_BYTES} bytes (IPv4, RFC 791)", l.mtu)));
     }
+    check_packet_time(l.rate, u64::from(l.mtu), &format!("{path}.rate"), &format!("one {} B packet", l.mtu))?;
     check_buffer(l.buffer, l.mtu, format!("{path}.buffer"))?;
     check_loss(l.loss, format!("{path}.loss"))?;
     if let Some(t) = l.ecn_threshold {
@@ -345,20 +388,46 @@ fn check_link(l: &LinkSpec, path: &str, explicit: bool) -> Result<(), ScenarioEr
     Ok(())
 }
 
-fn check_flow(f: &FlowSpec, i: usize, nodes: &[(String, bool)], duration: tcplab_core::SimDuration) -> Result<(), ScenarioError> {
+/// Nanoseconds to send `bytes` at `rate` (the simulator rounds up to a whole nanosecond).
+fn packet_time_ns(rate: RateValue, bytes: u64) -> f64 {
+    bytes as f64 * 8e9 / rate.0.bps() as f64
+}
+
+/// Refuses a rate at which `what` (`bytes` long) takes less than `MIN_PACKET_TIME_NS`.
+fn check_packet_time(rate: RateValue, bytes: u64, path: &str, what: &str) -> Result<(), ScenarioError> {
+    if packet_time_ns(rate, bytes) >= MIN_PACKET_TIME_NS as f64 {
+        return Ok(());
+    }
+    let max = RateValue(Rate::from_bps(bytes.saturating_mul(8_000_000_000) / MIN_PACKET_TIME_NS));
+    Err(ScenarioError::new(
+        path,
+        format!("{rate} is too fast for the simulator's 1 ns clock: {what} would take under {MIN_PACKET_TIME_NS} ns; allowed: at most {max}"),
+    ))
+}
+
+/// `is_host` maps each node name of `nodes` to whether it is a host (a lookup per flow end
+/// keeps validation linear in the number of flows).
+fn check_flow(f: &FlowSpec, i: usize, nodes: &[(String, bool)], is_host: &HashMap<&str, bool>, duration: SimDuration, given: (bool, bool)) -> Result<(), ScenarioError> {
     let path = format!("flows.{i}");
     f.cc.validate().map_err(|m| ScenarioError::new(format!("{path}.cc"), m))?;
     let hosts = || nodes.iter().filter(|(_, h)| *h).map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(", ");
     for (key, name) in [("src", f.src.as_deref()), ("dst", f.dst.as_deref())] {
-        let name = name.unwrap_or_default();
-        match nodes.iter().find(|(n, _)| n == name) {
+        let Some(name) = name else {
+            return Err(ScenarioError::new(format!("{path}.{key}"), format!("missing; this topology has no default, give both ends of the flow (hosts: {})", hosts())));
+        };
+        match is_host.get(name) {
             None => return Err(ScenarioError::new(format!("{path}.{key}"), format!("unknown node {name:?}; hosts: {}", hosts()))),
-            Some((_, false)) => return Err(ScenarioError::new(format!("{path}.{key}"), format!("{name:?} is a router; flows run between hosts: {}", hosts()))),
+            Some(false) => return Err(ScenarioError::new(format!("{path}.{key}"), format!("{name:?} is a router; flows run between hosts: {}", hosts()))),
             Some(_) => {}
         }
     }
     if f.src == f.dst {
-        return Err(ScenarioError::new(format!("{path}.dst"), "must differ from src"));
+        let name = f.src.as_deref().unwrap_or_default();
+        return Err(match given {
+            (true, false) => ScenarioError::new(format!("{path}.src"), format!("{name:?} is this flow's default dst; set dst too, or a src other than {name:?}")),
+            (false, true) => ScenarioError::new(format!("{path}.dst"), format!("{name:?} is this flow's default src; set src too, or a dst other than {name:?}")),
+            _ => ScenarioError::new(format!("{path}.dst"), "must differ from src"),
+        });
     }
     if f.start.0 >= duration {
         return Err(ScenarioError::new(format!("{path}.start"), format!("{} is not before the end of the run ({})", f.start, crate::units::DurationValue(duration))));
@@ -378,9 +447,268 @@ fn check_flow(f: &FlowSpec, i: usize, nodes: &[(String, bool)], duration: tcplab
         if app.rate.0.bps() == 0 {
             return Err(ScenarioError::new(format!("{path}.app.rate"), "must be > 0, e.g. \"1Gbps\""));
         }
-        if app.packet_size.0 == 0 || app.packet_size.0 > u64::from(u32::MAX) {
-            return Err(ScenarioError::new(format!("{path}.app.packet_size"), format!("{} is out of range; allowed: 1 B to 4 GB per write", app.packet_size)));
+        let snd_buf = f.tcp.as_ref().map_or(SizeValue(u64::MAX), |t| t.snd_buf);
+        if app.packet_size.0 == 0 || app.packet_size.0 > u64::from(u32::MAX) || app.packet_size > snd_buf {
+            let max = snd_buf.min(SizeValue(u64::from(u32::MAX)));
+            let why = if app.packet_size > snd_buf { ": a write larger than the send buffer (tcp.snd_buf) is always discarded" } else { "" };
+            return Err(ScenarioError::new(format!("{path}.app.packet_size"), format!("{} is out of range{why}; allowed: 1B to {max} per write", app.packet_size)));
         }
+        check_packet_time(app.rate, app.packet_size.0, &format!("{path}.app.rate"), &format!("the interval between two {} writes", app.packet_size))?;
     }
     Ok(())
+}
+
+/// What is allowed but unusual enough that a run may not mean what its author expects: one
+/// line each, starting with the key path. `s` is resolved.
+pub fn warnings(s: &Scenario) -> Vec<String> {
+    let duration = s.duration.0;
+    let global = tcp_warnings(&s.tcp);
+    let mut out: Vec<String> = global.iter().map(|(key, message)| format!("tcp.{key}: {message}")).collect();
+    for (i, f) in s.flows.iter().enumerate() {
+        let path = format!("flows.{i}");
+        // A flow's tcp table holds the scenario's settings too: those were reported under `tcp`.
+        for (key, message) in f.tcp.as_ref().map(tcp_warnings).unwrap_or_default() {
+            if !global.contains(&(key, message.clone())) {
+                out.push(format!("{path}.tcp.{key}: {message}"));
+            }
+        }
+        if let Some(app) = &f.app {
+            let ns = packet_time_ns(app.rate, app.packet_size.0);
+            if ns < USUAL_MIN_PACKET_TIME_NS as f64 {
+                out.push(format!("{path}.app.rate: writes of {} come every {ns:.1} ns; the 1 ns clock rounds that interval up by as much as {:.1} %", app.packet_size, 100.0 / ns));
+            }
+        }
+    }
+    let mut links: Vec<(String, &LinkSpec)> = Vec::new();
+    match &s.topology {
+        Topology::Dumbbell(d) => {
+            links.push(("topology.bottleneck".into(), &d.bottleneck));
+            links.push(("topology.access".into(), &d.access));
+            for (i, delay) in d.access_delays.iter().flatten().enumerate() {
+                out.extend(delay_warning(*delay, duration, &format!("topology.access_delays.{i}")));
+            }
+            if let Some(wifi) = &d.wifi {
+                out.extend(wifi.warnings());
+            }
+        }
+        Topology::Explicit(e) => links.extend(e.links.iter().enumerate().map(|(i, l)| (format!("topology.links.{i}"), l))),
+        Topology::Mmwave(m) => {
+            links.push(("topology.remote".into(), &m.remote));
+            links.push(("topology.s1u".into(), &m.s1u));
+            out.extend(m.warnings(duration));
+        }
+    }
+    for (path, l) in links {
+        let ns = packet_time_ns(l.rate, u64::from(l.mtu));
+        if ns < USUAL_MIN_PACKET_TIME_NS as f64 {
+            out.push(format!("{path}.rate: one {} B packet takes {ns:.1} ns at {}; the 1 ns clock rounds that up by as much as {:.1} %", l.mtu, l.rate, 100.0 / ns));
+        }
+        if ns > duration.as_nanos() as f64 {
+            out.push(format!("{path}.rate: one {} B packet takes {:.3} s at {}, longer than the run ({})", l.mtu, ns * 1e-9, l.rate, s.duration));
+        }
+        out.extend(delay_warning(l.delay, duration, &format!("{path}.delay")));
+    }
+    out
+}
+
+/// A one-way delay so long that no packet could be acknowledged before the run ends.
+fn delay_warning(delay: DurationValue, duration: SimDuration, path: &str) -> Option<String> {
+    (delay.0.saturating_mul(2) >= duration).then(|| format!("{path}: {delay} one way: the run ({}) ends before a packet could be acknowledged across it", DurationValue(duration)))
+}
+
+/// (key, message) of each warning about a TCP table.
+fn tcp_warnings(t: &TcpSpec) -> Vec<(&'static str, String)> {
+    let mut out = Vec::new();
+    if t.mss < USUAL_MIN_MSS {
+        out.push(("mss", format!("{} B is below the IPv4 default MSS of {USUAL_MIN_MSS} B (RFC 9293 §3.7.1)", t.mss)));
+    }
+    for (key, value) in [("min_rto", t.min_rto), ("initial_rto", t.initial_rto)] {
+        if value.0 < MIN_USUAL_RTO {
+            out.push((key, format!("{value} is below 1ms, the shortest RTO Linux can arm (one jiffy at HZ=1000): expect spurious timeouts")));
+        }
+    }
+    if t.delack_timeout.0 >= MAX_USUAL_DELACK {
+        out.push(("delack_timeout", format!("{} is not below 0.5 s, which RFC 1122 §4.2.3.2 requires of an ACK delay", t.delack_timeout)));
+    }
+    let ack_bytes = u64::from(t.ack_every) * u64::from(t.mss);
+    if t.ack_every > 1 && ack_bytes > t.rcv_buf.0 {
+        let message = format!(
+            "{} segments ({}) are more than rcv_buf ({}) lets in flight: the receiver will ACK only when delack_timeout ({}) expires",
+            t.ack_every,
+            SizeValue(ack_bytes),
+            t.rcv_buf,
+            t.delack_timeout
+        );
+        out.push(("ack_every", message));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    type Edit = Box<dyn Fn(&mut Value)>;
+
+    fn base() -> Value {
+        json!({
+            "duration": "5s",
+            "topology": { "kind": "dumbbell", "bottleneck": { "rate": "10Mbps", "delay": "10ms", "buffer": "100pkt" } },
+            "flows": [{ "cc": "cubic" }]
+        })
+    }
+
+    fn error_of(edit: impl Fn(&mut Value)) -> String {
+        let mut v = base();
+        edit(&mut v);
+        resolve(v).expect_err("scenario should be rejected").to_string()
+    }
+
+    fn warnings_of(edit: impl Fn(&mut Value)) -> Vec<String> {
+        let mut v = base();
+        edit(&mut v);
+        warnings(&resolve(v).expect("scenario should be accepted"))
+    }
+
+    fn wifi(v: &mut Value, settings: Value) {
+        let mut table = json!({ "standard": "802.11n", "mcs": 4 });
+        table.as_object_mut().unwrap().extend(settings.as_object().unwrap().clone());
+        v["topology"]["wifi"] = table;
+    }
+
+    fn mmwave(v: &mut Value, ue: Value, settings: Value) {
+        let mut topology = json!({ "kind": "mmwave", "ues": [ue] });
+        topology.as_object_mut().unwrap().extend(settings.as_object().unwrap().clone());
+        v["topology"] = topology;
+    }
+
+    #[test]
+    fn the_shipped_defaults_raise_no_warning() {
+        assert_eq!(warnings_of(|_| {}), Vec::<String>::new());
+        assert_eq!(warnings_of(|v| wifi(v, json!({}))), Vec::<String>::new());
+        assert_eq!(warnings_of(|v| mmwave(v, json!({ "position": [50.0, 0.0, 1.5] }), json!({}))), Vec::<String>::new());
+    }
+
+    /// Untagged and hand-written deserializers say what they found and what is allowed.
+    #[test]
+    fn wrong_types_name_the_key_what_was_found_and_what_is_allowed() {
+        let cases: Vec<(Edit, &str)> = vec![
+            (Box::new(|v| v["flows"][0]["cc"] = json!(5)), "flows.0.cc: expected an algorithm name (newreno, cubic, bbr"),
+            (Box::new(|v| v["flows"][0]["cc"] = json!({"kind": "cubic", "beta": "x"})), "flows.0.cc.beta: cubic: expected a number, found the string \"x\""),
+            (Box::new(|v| v["flows"][0]["cc"] = json!({"kind": "cubic", "hystart": 5})), "flows.0.cc.hystart: cubic: expected true, false or \"hystart++\", found the integer 5"),
+            (Box::new(|v| v["flows"][0]["cc"] = json!({"kind": true})), "flows.0.cc.kind: expected an algorithm name"),
+            (Box::new(|v| v["tcp"] = json!({"initial_ssthresh": 1.5})), "tcp.initial_ssthresh: expected \"inf\" or a whole number of packets from 0 to 4294967295, found the number 1.5"),
+            (Box::new(|v| v["tcp"] = json!({"initial_ssthresh": "infinite"})), "tcp.initial_ssthresh: expected \"inf\" or a whole number of packets from 0 to 4294967295, found the string \"infinite\""),
+            (Box::new(|v| v["tcp"] = json!({"mss": -1})), "tcp.mss: expected a whole number from 0 to 4294967295, found the integer -1"),
+            (Box::new(|v| v["seed"] = json!(1.5)), "seed: expected a whole number from 0 to 18446744073709551615, found the number 1.5"),
+            (Box::new(|v| v["duration"] = json!(5)), "duration: expected a duration written as a string with a unit"),
+            (Box::new(|v| v["tcp"] = json!({"rto": "fast"})), "tcp.rto: unknown value \"fast\"; allowed: linux, rfc6298"),
+        ];
+        for (edit, start) in cases {
+            let e = error_of(edit);
+            assert!(e.starts_with(start), "expected {start:?} in {e:?}");
+            for internal in ["untagged", "variant", "u32", "u64", "f64", "a a "] {
+                assert!(!e.contains(internal), "{internal:?} in {e:?}");
+            }
+        }
+    }
+
+    /// The key the user wrote is blamed, not the default it collides with.
+    #[test]
+    fn a_flow_ending_where_it_starts_blames_the_end_the_user_set() {
+        let e = error_of(|v| v["flows"][0]["src"] = json!("r0"));
+        assert_eq!(e, "flows.0.src: \"r0\" is this flow's default dst; set dst too, or a src other than \"r0\"");
+        let e = error_of(|v| v["flows"][0]["dst"] = json!("s0"));
+        assert!(e.starts_with("flows.0.dst: \"s0\" is this flow's default src"), "{e}");
+        let e = error_of(|v| v["flows"][0] = json!({"cc": "cubic", "src": "s0", "dst": "s0"}));
+        assert_eq!(e, "flows.0.dst: must differ from src");
+        let e = error_of(|v| {
+            v["topology"] = json!({"kind": "explicit", "nodes": [{"name": "a"}, {"name": "b"}], "links": [{"a": "a", "b": "b", "rate": "1Mbps", "delay": "1ms"}]});
+            v["flows"][0]["src"] = json!("a");
+        });
+        assert!(e.starts_with("flows.0.dst: missing; this topology has no default"), "{e}");
+    }
+
+    /// What is physically impossible or would leave nothing to measure is refused with the range.
+    #[test]
+    fn impossible_values_are_refused_with_the_allowed_range() {
+        let cases: Vec<(Edit, &str)> = vec![
+            (Box::new(|v| v["topology"]["bottleneck"]["rate"] = json!("99999999999999999999Gbps")), "topology.bottleneck.rate: \"99999999999999999999Gbps\" is too large; allowed: at most 1000000000Gbps"),
+            (Box::new(|v| v["topology"]["bottleneck"]["rate"] = json!("2000Gbps")), "topology.bottleneck.rate: 2000Gbps is too fast for the simulator's 1 ns clock: one 1500 B packet would take under 10 ns; allowed: at most 1200Gbps"),
+            (Box::new(|v| v["duration"] = json!("2000000000s")), "duration: \"2000000000s\" is too large; allowed: at most 1000000000s"),
+            (Box::new(|v| v["tcp"] = json!({"mss": 65484})), "tcp.mss: 65484 is out of range; allowed: 1 to 65483 bytes"),
+            (Box::new(|v| v["tcp"] = json!({"initial_rto": "1ns"})), "tcp.initial_rto: 1ns is below 1us; allowed: 1us or more"),
+            (Box::new(|v| v["tcp"] = json!({"min_rto": "999ns", "max_rto": "999ns"})), "tcp.min_rto: 999ns is below 1us"),
+            (Box::new(|v| v["tcp"] = json!({"rcv_buf": "2GiB"})), "tcp.rcv_buf: 2GiB is more than TCP can advertise; allowed: one segment to 1GiB"),
+            (Box::new(|v| v["topology"]["bottleneck"]["mtu"] = json!(65536)), "topology.bottleneck.mtu: 65536 is out of range; allowed: 68 to 65535 bytes"),
+            (Box::new(|v| v["topology"]["bottleneck"]["mtu"] = json!(67)), "topology.bottleneck.mtu: 67 is out of range; allowed: 68 to 65535 bytes"),
+            (Box::new(|v| v["flows"][0]["app"] = json!({"rate": "1Mbps", "packet_size": "7MB"})), "flows.0.app.packet_size: 7MB is out of range: a write larger than the send buffer (tcp.snd_buf) is always discarded; allowed: 1B to 6MiB"),
+            (Box::new(|v| v["flows"][0]["app"] = json!({"rate": "1000Gbps", "packet_size": "1B"})), "flows.0.app.rate: 1000Gbps is too fast for the simulator's 1 ns clock: the interval between two 1B writes would take under 10 ns; allowed: at most 800Mbps"),
+            (Box::new(|v| wifi(v, json!({"max_ampdu": "1GB"}))), "topology.wifi.max_ampdu: 1GB is above what 802.11n allows; allowed: 0B (off) to 65535B"),
+            (Box::new(|v| wifi(v, json!({"standard": "802.11ax", "mcs": 0, "max_ampdu": "1GB"}))), "topology.wifi.max_ampdu: 1GB is above what 802.11ax allows; allowed: 0B (off) to 6500631B"),
+            (Box::new(|v| wifi(v, json!({"max_amsdu": "7936B"}))), "topology.wifi.max_amsdu: 7936B is above what 802.11n allows; allowed: 0B (off) to 7935B"),
+            (Box::new(|v| wifi(v, json!({"max_queue_delay": "0ms"}))), "topology.wifi.max_queue_delay: 0s would drop every packet before it is sent"),
+            (Box::new(|v| wifi(v, json!({"rss_dbm": -90.0}))), "topology.wifi.rss_dbm: -90 dBm is out of range; allowed: -82 to 16.0206 dBm"),
+            (Box::new(|v| wifi(v, json!({"rss_dbm": 20.0}))), "topology.wifi.rss_dbm: 20 dBm is out of range"),
+            (Box::new(|v| wifi(v, json!({"noise_figure_db": -1.0}))), "topology.wifi.noise_figure_db: -1 dB is out of range; allowed: a finite number ≥ 0 dB"),
+            (Box::new(|v| wifi(v, json!({"retry_limit": 256}))), "topology.wifi.retry_limit: 256 is out of range; allowed: 1 to 255 transmissions"),
+            (Box::new(|v| mmwave(v, json!({"position": [1.0e7, 0.0, 1.5]}), json!({}))), "topology.ues.0.position: the UE is 10000000 m from the eNB at t = 0.000 s; allowed: within 5000 m"),
+            (Box::new(|v| mmwave(v, json!({"position": [0.0, 0.0, 1.5], "velocity": [0.0, 1.0e6, 0.0]}), json!({}))), "topology.ues.0.position: the UE is 5000000 m from the eNB at t = 5.000 s"),
+            (Box::new(|v| mmwave(v, json!({"waypoints": [{"t": "0s", "position": [10.0, 0.0, 1.5]}, {"t": "20s", "position": [20010.0, 0.0, 1.5]}]}), json!({}))), "topology.ues.0.waypoints: the UE is 5010 m from the eNB at t = 5.000 s"),
+            (Box::new(|v| mmwave(v, json!({"position": [50.0, 0.0, 1.5]}), json!({"enb": {"position": [0.0, 0.0, 1.0e9]}}))), "topology.ues.0.position: the UE is 999999999 m from the eNB"),
+            (Box::new(|v| mmwave(v, json!({"position": [50.0, 0.0, -3.0]}), json!({}))), "topology.ues.0.position: the UE is 3.0 m below the ground at t = 0.000 s"),
+            (Box::new(|v| mmwave(v, json!({"position": [50.0, 0.0, 1.5]}), json!({"enb": {"position": [0.0, 0.0, -1.0]}}))), "topology.enb.position: coordinates must be finite numbers, the height (z) at least 0 m"),
+            (Box::new(|v| mmwave(v, json!({"position": [50.0, 0.0, 1.5]}), json!({"bandwidth": "56GHz"}))), "topology.bandwidth: 56GHz cannot be carried at 28GHz"),
+            (Box::new(|v| mmwave(v, json!({"position": [50.0, 0.0, 1.5]}), json!({"enb": {"tx_power_dbm": 1e6}}))), "topology.enb.tx_power_dbm: 1000000 dBm is out of range; allowed: -30 to 60 dBm"),
+            (Box::new(|v| mmwave(v, json!({"position": [50.0, 0.0, 1.5]}), json!({"ue_tx_power_dbm": -1e6}))), "topology.ue_tx_power_dbm: -1000000 dBm is out of range"),
+            (Box::new(|v| mmwave(v, json!({"position": [50.0, 0.0, 1.5]}), json!({"enb": {"noise_figure_db": -3.0}}))), "topology.enb.noise_figure_db: -3 dB is out of range"),
+        ];
+        for (edit, start) in cases {
+            let e = error_of(edit);
+            assert!(e.starts_with(start), "expected {start:?} in {e:?}");
+        }
+        // The edges of the ranges are allowed.
+        for edit in [
+            Box::new(|v: &mut Value| v["tcp"] = json!({"mss": 65483, "snd_buf": "1MB", "rcv_buf": "1GiB"})) as Edit,
+            Box::new(|v| v["topology"]["bottleneck"]["mtu"] = json!(68)),
+            Box::new(|v| v["topology"]["bottleneck"]["rate"] = json!("1200Gbps")),
+            Box::new(|v| wifi(v, json!({"rss_dbm": -82.0, "retry_limit": 255, "max_amsdu": "7935B"}))),
+            Box::new(|v| mmwave(v, json!({"position": [4999.0, 0.0, 1.5]}), json!({"enb": {"tx_power_dbm": 60.0}}))),
+        ] {
+            let mut v = base();
+            edit(&mut v);
+            resolve(v).unwrap();
+        }
+    }
+
+    /// What is merely unusual passes, with one warning line naming the key.
+    #[test]
+    fn unusual_values_pass_with_a_warning_naming_the_key() {
+        let cases: Vec<(Edit, &str)> = vec![
+            (Box::new(|v| v["tcp"] = json!({"mss": 100})), "tcp.mss: 100 B is below the IPv4 default MSS of 536 B"),
+            (Box::new(|v| v["flows"][0]["tcp"] = json!({"mss": 100})), "flows.0.tcp.mss: 100 B is below"),
+            (Box::new(|v| v["tcp"] = json!({"delack_timeout": "1s"})), "tcp.delack_timeout: 1s is not below 0.5 s"),
+            (Box::new(|v| v["tcp"] = json!({"initial_rto": "10us"})), "tcp.initial_rto: 10us is below 1ms"),
+            (Box::new(|v| v["tcp"] = json!({"ack_every": 100, "rcv_buf": "64KiB"})), "tcp.ack_every: 100 segments (144800B) are more than rcv_buf (64KiB)"),
+            (Box::new(|v| v["topology"]["bottleneck"]["rate"] = json!("200Gbps")), "topology.bottleneck.rate: one 1500 B packet takes 60.0 ns at 200Gbps"),
+            (Box::new(|v| v["topology"]["bottleneck"]["rate"] = json!("1bps")), "topology.bottleneck.rate: one 1500 B packet takes 12000.000 s at 1bps, longer than the run (5s)"),
+            (Box::new(|v| v["topology"]["bottleneck"]["delay"] = json!("3s")), "topology.bottleneck.delay: 3s one way: the run (5s) ends before"),
+            (Box::new(|v| v["flows"][0]["app"] = json!({"rate": "100Gbps", "packet_size": "1000B"})), "flows.0.app.rate: writes of 1KB come every 80.0 ns; the 1 ns clock rounds that interval up by as much as 1.2 %"),
+            (Box::new(|v| wifi(v, json!({"max_queue_delay": "1ms"}))), "topology.wifi.max_queue_delay: 1ms is shorter than one PPDU may last (5484us"),
+            (Box::new(|v| mmwave(v, json!({"position": [50.0, 0.0, 1.5]}), json!({"enb": {"tx_power_dbm": 50.0}}))), "topology.enb.tx_power_dbm: 50 dBm is unusual for a cell"),
+            (Box::new(|v| mmwave(v, json!({"position": [50.0, 0.0, 1.5]}), json!({"bandwidth": "2GHz"}))), "topology.bandwidth: 2GHz is wider than the 1GHz"),
+            (Box::new(|v| mmwave(v, json!({"position": [50.0, 0.0, 1.5], "velocity": [0.0, 200.0, 0.0]}), json!({}))), "topology.ues.0.velocity: the UE moves at 200 m/s"),
+        ];
+        for (edit, start) in cases {
+            let w = warnings_of(edit);
+            assert!(w.len() == 1 && w[0].starts_with(start), "expected {start:?} in {w:?}");
+        }
+        // A flow's copy of the scenario's tcp table is not reported a second time.
+        let w = warnings_of(|v| {
+            v["tcp"] = json!({"mss": 100});
+            v["flows"] = json!([{"cc": "cubic"}, {"cc": "cubic", "tcp": {"ack_every": 1}}]);
+        });
+        assert_eq!(w.len(), 1, "{w:?}");
+    }
 }

@@ -48,24 +48,56 @@ fn default_sample_interval() -> DurationValue {
     DurationValue(SimDuration::from_millis(10))
 }
 
-/// Optional outputs of a run.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+/// Optional outputs of a run, and the memory its recording may take.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RecordSpec {
     /// Record every RTT sample (one per ACK) into rtt.parquet.
     #[serde(default)]
     pub rtt: bool,
+    /// The most memory the recorded series (and a dumbbell's pairs) may take; a scenario that
+    /// would need more is refused before it runs. Writing the run directory needs about as much
+    /// again (docs/scenario-format.md, "Limits").
+    #[serde(default = "default_memory_limit")]
+    pub memory_limit: SizeValue,
+}
+
+impl Default for RecordSpec {
+    fn default() -> Self {
+        RecordSpec { rtt: false, memory_limit: default_memory_limit() }
+    }
+}
+
+fn default_memory_limit() -> SizeValue {
+    SizeValue(crate::budget::DEFAULT_LIMIT_BYTES)
 }
 
 /// Initial slow-start threshold: "inf" or a number of packets.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum Ssthresh {
     Packets(u32),
     Infinite(InfiniteMarker),
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+impl<'de> Deserialize<'de> for Ssthresh {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let value = serde_json::Value::deserialize(d)?;
+        match &value {
+            serde_json::Value::String(s) if s == "inf" => return Ok(Ssthresh::Infinite(InfiniteMarker::Inf)),
+            serde_json::Value::Number(n) => {
+                if let Some(packets) = n.as_u64().and_then(|n| u32::try_from(n).ok()) {
+                    return Ok(Ssthresh::Packets(packets));
+                }
+            }
+            _ => {}
+        }
+        let found = tcplab_cc::config::describe_value(&value);
+        Err(serde::de::Error::custom(format!("expected \"inf\" or a whole number of packets from 0 to {}, found {found}", u32::MAX)))
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub enum InfiniteMarker {
     #[serde(rename = "inf")]
     Inf,

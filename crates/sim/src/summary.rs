@@ -130,13 +130,17 @@ pub fn jain_index(xs: &[f64]) -> f64 {
     }
 }
 
-fn mean(xs: impl Iterator<Item = f64>) -> f64 {
-    let (n, s) = xs.fold((0u64, 0.0), |(n, s), x| (n + 1, s + x));
-    if n == 0 {
-        0.0
-    } else {
-        s / n as f64
+/// Per id `0..n`, the mean of the `values` whose `ids` row is that id and that `keep`
+/// accepts (None without any): one pass over the rows, whatever the number of ids.
+fn means_by_id(ids: &[u32], values: &[f64], n: usize, keep: impl Fn(f64) -> bool) -> Vec<Option<f64>> {
+    let mut sums = vec![(0u64, 0.0); n];
+    for (&id, &v) in ids.iter().zip(values) {
+        if keep(v) {
+            let (count, sum) = &mut sums[id as usize];
+            (*count, *sum) = (*count + 1, *sum + v);
+        }
     }
+    sums.into_iter().map(|(count, sum)| (count > 0).then(|| sum / count as f64)).collect()
 }
 
 pub fn summarize(w: &World) -> Summary {
@@ -174,6 +178,7 @@ pub fn summarize(w: &World) -> Summary {
         })
         .collect();
     let run_ns = end.as_nanos().max(1) as f64;
+    let backlog_means = means_by_id(&w.link_series.link, &w.link_series.backlog_pkts, w.net.links.len(), |_| true);
     let links = w
         .net
         .links
@@ -185,7 +190,7 @@ pub fn summarize(w: &World) -> Summary {
             drops: l.stats.queue_drops,
             losses: l.stats.link_losses,
             ce_marks: l.queue.ce_marks(),
-            backlog_mean_pkts: mean(w.link_series.link.iter().zip(&w.link_series.backlog_pkts).filter(|(id, _)| **id == i as u32).map(|(_, b)| *b)),
+            backlog_mean_pkts: backlog_means[i].unwrap_or(0.0),
             backlog_max_pkts: w.backlog_max[i],
         })
         .collect();
@@ -211,19 +216,21 @@ pub fn summarize(w: &World) -> Summary {
 fn radio_summaries(w: &World) -> Vec<RadioSummary> {
     let Some((radio, Cell::Mmwave(cell))) = w.net.radio.as_ref().map(|r| (r, &r.cell)) else { return Vec::new() };
     let rs = &w.radio_series;
+    let ues = radio.ue_nodes.len();
+    let sinr_means = means_by_id(&rs.ue, &rs.sinr_db, ues, f64::is_finite);
+    let los_means = means_by_id(&rs.ue, &rs.los, ues, |_| true);
+    let capacity_means = means_by_id(&rs.ue, &rs.capacity_mbps, ues, |_| true);
     radio
         .ue_nodes
         .iter()
         .enumerate()
         .map(|(ue, &node)| {
-            let column = |col: &[f64]| rs.ue.iter().zip(col).filter(|(u, _)| **u == ue as u32).map(|(_, v)| *v).collect::<Vec<f64>>();
-            let sinr: Vec<f64> = column(&rs.sinr_db).into_iter().filter(|v| v.is_finite()).collect();
             let snap = cell.snapshot(ue);
             RadioSummary {
                 ue: w.net.nodes[node as usize].name.clone(),
-                sinr_mean_db: (!sinr.is_empty()).then(|| mean(sinr.iter().copied())),
-                los_fraction: mean(column(&rs.los).into_iter()),
-                capacity_mean_mbps: mean(column(&rs.capacity_mbps).into_iter()),
+                sinr_mean_db: sinr_means[ue],
+                los_fraction: los_means[ue].unwrap_or(0.0),
+                capacity_mean_mbps: capacity_means[ue].unwrap_or(0.0),
                 rlc_drops: snap.rlc_drops,
                 harq_retx: snap.harq_retx,
                 ul_rlc_drops: snap.ul_rlc_drops,

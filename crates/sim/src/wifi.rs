@@ -10,7 +10,18 @@ use serde::{Deserialize, Serialize};
 use tcplab_core::SimDuration;
 use tcplab_net::wifi::bss::{BssConfig, RateControl};
 use tcplab_net::wifi::error::{Coding, ErrorModel};
-use tcplab_net::wifi::phy::{Band, PhyConfig, Standard};
+use tcplab_net::wifi::phy::{Band, PhyConfig, Standard, MAX_PPDU_DURATION};
+
+/// The model has every device sense every other (no hidden nodes, radio-models.md B3), which
+/// holds from ns-3's CCA sensitivity, −82 dBm (B1), up to what was sent: no receiver gets
+/// more than the 16.0206 dBm transmit power (B1).
+const RSS_DBM: (f64, f64) = (-82.0, 16.0206);
+/// Largest A-MPDU and A-MSDU of each standard: ns-3's caps of BE_MaxAmpduSize (HT 65,535 B,
+/// HE 6,500,631 B) and BE_MaxAmsduSize (HT 7935 B, HE 11,398 B) (radio-models.md B1, B6).
+const MAX_AMPDU_BYTES: [u64; 2] = [65_535, 6_500_631];
+const MAX_AMSDU_BYTES: [u64; 2] = [7_935, 11_398];
+/// dot11LongRetryLimit is 1..255 in the IEEE 802.11 MIB (Annex C).
+const MAX_RETRY_LIMIT: u32 = 255;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub enum StandardSpec {
@@ -169,19 +180,33 @@ impl WifiSpec {
             (RateManagerSpec::Ideal, Some(_)) => return Err(err("mcs", "goes with rate_manager = \"constant\" only".into())),
             (RateManagerSpec::Ideal, None) => RateControl::Ideal,
         };
-        for (key, v) in [("rss_dbm", self.rss_dbm), ("noise_figure_db", self.noise_figure_db)] {
-            if !v.is_finite() {
-                return Err(err(key, format!("{v} must be a finite number")));
-            }
+        let (min_rss, max_rss) = RSS_DBM;
+        if !(min_rss..=max_rss).contains(&self.rss_dbm) {
+            let why = "from the CCA sensitivity, so that every device senses every other, to the transmit power; radio-models.md B1, B3";
+            return Err(err("rss_dbm", format!("{} dBm is out of range; allowed: {min_rss} to {max_rss} dBm ({why})", self.rss_dbm)));
+        }
+        if !(self.noise_figure_db >= 0.0 && self.noise_figure_db.is_finite()) {
+            return Err(err("noise_figure_db", format!("{} dB is out of range; allowed: a finite number ≥ 0 dB (no receiver adds less than no noise)", self.noise_figure_db)));
         }
         let queue_packets = match self.queue {
             BufferValue::Packets(n) if n > 0 => n,
             _ => return Err(err("queue", format!("{} is not allowed; the MAC queue is counted in packets, e.g. \"500pkt\"", self.queue))),
         };
-        if self.retry_limit == 0 {
-            return Err(err("retry_limit", "must be at least 1 transmission".into()));
+        if !(1..=MAX_RETRY_LIMIT).contains(&self.retry_limit) {
+            return Err(err("retry_limit", format!("{} is out of range; allowed: 1 to {MAX_RETRY_LIMIT} transmissions (dot11LongRetryLimit, IEEE 802.11 Annex C)", self.retry_limit)));
         }
-        let bytes = |key: &str, size: SizeValue| u32::try_from(size.0).map_err(|_| err(key, format!("{size} is too large")));
+        if self.max_queue_delay.0.as_nanos() == 0 {
+            return Err(err("max_queue_delay", "0s would drop every packet before it is sent; allowed: > 0 (ns-3's default 500ms)".into()));
+        }
+        let standard_index = usize::from(standard == Standard::He);
+        let name = ["802.11n", "802.11ax"][standard_index];
+        let limits = [("max_ampdu", self.max_ampdu, MAX_AMPDU_BYTES[standard_index]), ("max_amsdu", self.max_amsdu, MAX_AMSDU_BYTES[standard_index])];
+        for (key, size, max) in limits {
+            if size.0 > max {
+                return Err(err(key, format!("{size} is above what {name} allows; allowed: 0B (off) to {} (radio-models.md B1)", SizeValue(max))));
+            }
+        }
+        let bytes = |size: SizeValue| u32::try_from(size.0).expect("checked against the standard's limit");
         let mut config = BssConfig::new(phy, stations as usize, rate);
         config.error_model = match self.error_model {
             ErrorModelSpec::Table => ErrorModel::TableBased,
@@ -193,11 +218,23 @@ impl WifiSpec {
         };
         config.rss_dbm = self.rss_dbm;
         config.noise_figure_db = self.noise_figure_db;
-        config.max_ampdu_bytes = bytes("max_ampdu", self.max_ampdu)?;
-        config.max_amsdu_bytes = bytes("max_amsdu", self.max_amsdu)?;
+        config.max_ampdu_bytes = bytes(self.max_ampdu);
+        config.max_amsdu_bytes = bytes(self.max_amsdu);
         config.queue_packets = queue_packets;
         config.max_queue_delay = self.max_queue_delay.0;
         config.retry_limit = self.retry_limit;
         Ok(config)
+    }
+    /// What is allowed but unusual (see `resolve::warnings`); `self` is resolved.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.max_queue_delay.0 < MAX_PPDU_DURATION {
+            out.push(format!(
+                "topology.wifi.max_queue_delay: {} is shorter than one PPDU may last ({}, radio-models.md B2): packets may expire while the medium is busy",
+                self.max_queue_delay,
+                DurationValue(MAX_PPDU_DURATION)
+            ));
+        }
+        out
     }
 }

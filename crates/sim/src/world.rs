@@ -7,7 +7,7 @@
 //! outcome while it has work, none while it is idle; packets enter it when routing picks a
 //! radio hop and leave it as deliveries handed on in time order.
 
-use crate::build::{build, Flow, Network};
+use crate::build::{build_with, Flow, Network};
 use crate::build::Cell;
 use crate::recorder::{FlowSeries, LinkSeries, RadioSeries, RttSeries, RttStats, WifiSeries};
 use std::collections::VecDeque;
@@ -66,6 +66,10 @@ pub struct World {
     end: SimTime,
     sample_interval: SimDuration,
     record_rtt: bool,
+    /// Most per-ACK RTT samples the memory budget leaves (`crate::budget`); whether a
+    /// sample was refused for it.
+    rtt_cap: usize,
+    rtt_overflow: bool,
     pub counters: RunCounters,
     pub flow_series: FlowSeries,
     pub link_series: LinkSeries,
@@ -92,11 +96,14 @@ pub struct World {
 }
 
 impl World {
-    pub fn new(scenario: Scenario) -> Result<World, ScenarioError> {
-        let net = build(&scenario)?;
+    /// Builds the world (calling `tick` now and then, see `build_with`) once the memory
+    /// budget allows its recorded series, and preallocates them.
+    pub fn new<E: From<ScenarioError>>(scenario: Scenario, tick: &mut dyn FnMut() -> Result<(), E>) -> Result<World, E> {
+        let net = build_with(&scenario, tick)?;
+        let budget = crate::budget::check(&scenario, &net)?;
         let end = SimTime::ZERO + scenario.duration.0;
         let sample_interval = scenario.sample_interval.0;
-        let samples = (scenario.duration.0.as_nanos() / sample_interval.as_nanos() + 1) as usize;
+        let samples = budget.samples as usize;
         let mut sched = Scheduler::new();
         for (i, f) in net.flows.iter().enumerate() {
             sched.schedule(f.start, Event::FlowStart(i as FlowId));
@@ -107,36 +114,10 @@ impl World {
         sched.schedule(SimTime::ZERO + sample_interval, Event::Sample);
         let flows = net.flows.len();
         let links = net.links.len();
-        let flow_rows = samples * flows;
-        let link_rows = samples * links;
-        let flow_series = FlowSeries {
-            t_s: Vec::with_capacity(flow_rows),
-            flow: Vec::with_capacity(flow_rows),
-            cwnd_pkts: Vec::with_capacity(flow_rows),
-            ssthresh_pkts: Vec::with_capacity(flow_rows),
-            inflight_pkts: Vec::with_capacity(flow_rows),
-            srtt_ms: Vec::with_capacity(flow_rows),
-            min_rtt_ms: Vec::with_capacity(flow_rows),
-            pacing_rate_mbps: Vec::with_capacity(flow_rows),
-            delivery_rate_mbps: Vec::with_capacity(flow_rows),
-            goodput_mbps: Vec::with_capacity(flow_rows),
-            retransmits: Vec::with_capacity(flow_rows),
-            cc_state: Vec::with_capacity(flow_rows),
-        };
-        let link_series = LinkSeries {
-            t_s: Vec::with_capacity(link_rows),
-            link: Vec::with_capacity(link_rows),
-            backlog_pkts: Vec::with_capacity(link_rows),
-            backlog_bytes: Vec::with_capacity(link_rows),
-            drops: Vec::with_capacity(link_rows),
-            ce_marks: Vec::with_capacity(link_rows),
-        };
-        let (mmwave_ues, wifi_devices) = match net.radio.as_ref().map(|r| (&r.cell, r.ue_nodes.len())) {
-            Some((Cell::Mmwave(_), ues)) => (ues, 0),
-            Some((Cell::Wifi(_), stations)) => (0, stations + 1),
-            None => (0, 0),
-        };
+        let (mmwave_ues, wifi_devices) = net.radio_devices();
         Ok(World {
+            flow_series: FlowSeries::with_capacity(samples * flows),
+            link_series: LinkSeries::with_capacity(samples * links),
             radio_series: RadioSeries::with_capacity(samples * mmwave_ues),
             wifi_series: WifiSeries::with_capacity(samples * wifi_devices),
             radio_baseline: vec![[0; 4]; mmwave_ues.max(wifi_devices)],
@@ -146,14 +127,14 @@ impl World {
             radio_ready: VecDeque::new(),
             radio_draining: false,
             record_rtt: scenario.record.rtt,
+            rtt_cap: usize::try_from(budget.rtt_sample_cap()).unwrap_or(usize::MAX),
+            rtt_overflow: false,
             scenario,
             sched,
             net,
             end,
             sample_interval,
             counters: RunCounters::default(),
-            flow_series,
-            link_series,
             rtt_series: RttSeries::default(),
             rtt_stats: vec![RttStats::default(); flows],
             flow_baseline: vec![Baseline::default(); flows],
@@ -174,14 +155,20 @@ impl World {
         self.sched.executed()
     }
 
-    /// Runs every event up to `until` (capped at the end of the run); returns true once
-    /// the run is complete.
-    pub fn run_until(&mut self, until: SimTime) -> bool {
+    /// The error to stop the run with once the per-ACK RTT samples reached the memory budget.
+    pub fn rtt_overflow(&self) -> Option<ScenarioError> {
+        self.rtt_overflow.then(|| crate::budget::rtt_overflow(&self.scenario, self.rtt_cap as u64, self.now().as_secs_f64()))
+    }
+
+    /// Runs the events up to `until` (capped at the end of the run), but no more than
+    /// `max_events` of them; returns whether it got to `until`.
+    pub fn run_until(&mut self, until: SimTime, max_events: u64) -> bool {
         let until = until.min(self.end);
-        while let Some((now, ev)) = self.sched.pop_until(until) {
+        for _ in 0..max_events {
+            let Some((now, ev)) = self.sched.pop_until(until) else { return true };
             self.handle(now, ev);
         }
-        until >= self.end
+        self.sched.peek_time().is_none_or(|t| t > until)
     }
 
     fn handle(&mut self, now: SimTime, ev: Event) {
@@ -305,10 +292,8 @@ impl World {
                 if let Some(rtt) = outcome.rtt_sample {
                     let ms = rtt.as_millis_f64();
                     self.rtt_stats[f as usize].add(ms);
-                    if self.record_rtt {
-                        self.rtt_series.t_s.push(now.as_secs_f64());
-                        self.rtt_series.flow.push(f);
-                        self.rtt_series.rtt_ms.push(ms);
+                    if self.record_rtt && !self.rtt_series.push(now.as_secs_f64(), f, ms, self.rtt_cap) {
+                        self.rtt_overflow = true;
                     }
                 }
                 if flow.completed_at.is_none() && flow.sender.is_done() && flow.app.is_none_or(|a| a.finished()) {
@@ -481,5 +466,33 @@ impl World {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn rtt_samples_past_the_budget_stop_the_run_with_an_error() {
+        let scenario = crate::resolve(json!({
+            "duration": "2s",
+            "record": {"rtt": true},
+            "topology": {"kind": "dumbbell", "bottleneck": {"rate": "10Mbps", "delay": "10ms", "buffer": "100pkt"}},
+            "flows": [{"cc": "cubic"}],
+        }))
+        .unwrap();
+        let mut world = World::new(scenario, &mut || Ok::<(), ScenarioError>(())).unwrap();
+        assert!(world.rtt_cap > 1_000_000);
+        world.rtt_cap = 100;
+        let half_second = SimTime::ZERO + SimDuration::from_millis(500);
+        assert!(!world.run_until(half_second, 1000));
+        assert_eq!(world.events(), 1000);
+        assert!(world.run_until(half_second, u64::MAX));
+        assert_eq!(world.rtt_series.t_s.len(), 100);
+        let e = world.rtt_overflow().expect("the cap was reached");
+        assert_eq!(e.path, "record.rtt");
+        assert!(e.message.starts_with("the run was stopped at 0.500 s of 2s: its 100 per-ACK RTT samples reached record.memory_limit"), "{e}");
     }
 }

@@ -31,7 +31,7 @@ fn errors_name_the_dotted_path() {
     use serde_json::json;
     type Edit = Box<dyn Fn(&mut serde_json::Value)>;
     let cases: Vec<(Edit, &str, &str)> = vec![
-        (Box::new(|v| v["colour"] = json!("red")), "colour", "unknown field"),
+        (Box::new(|v| v["colour"] = json!("red")), "colour", "unknown key \"colour\"; allowed: name, duration"),
         (Box::new(|v| v["topology"]["bottleneck"]["rate"] = json!("10Mbs")), "topology.bottleneck.rate", "unknown rate unit"),
         (Box::new(|v| v["topology"]["bottleneck"]["rate"] = json!("0Mbps")), "topology.bottleneck.rate", "must be > 0"),
         (Box::new(|v| v["topology"]["bottleneck"]["delay"] = json!("-1ms")), "topology.bottleneck.delay", "negative"),
@@ -43,7 +43,7 @@ fn errors_name_the_dotted_path() {
         (Box::new(|v| v["flows"][0]["src"] = json!("left")), "flows.0.src", "is a router"),
         (Box::new(|v| v["flows"][0]["tcp"] = json!({"mss": 0})), "flows.0.tcp.mss", "out of range"),
         (Box::new(|v| v["tcp"] = json!({"ack_every": 0})), "tcp.ack_every", "at least 1"),
-        (Box::new(|v| v["tcp"] = json!({"sack": "yes"})), "tcp.sack", "invalid type"),
+        (Box::new(|v| v["tcp"] = json!({"sack": "yes"})), "tcp.sack", "expected true or false, found the string \"yes\""),
         (Box::new(|v| v["duration"] = json!(5)), "duration", "string with a unit"),
         (Box::new(|v| v["flows"] = json!([])), "flows", "at least one flow"),
         (Box::new(|v| v["flows"][0]["start"] = json!("9s")), "flows.0.start", "not before the end"),

@@ -1,8 +1,10 @@
 """From a resolved dumbbell scenario to the exact commands that build it on this machine's
 kernel: three network namespaces with a unique prefix (senders, router, receivers), veth
-pairs between them, addresses, routes, per-namespace sysctls, the bottleneck (tbf with a
-pfifo/bfifo/pfifo_head_drop child, both directions, on the router) and the delay line's TUN
-device with the policy routing that sends every crossing packet through it.
+pairs between them, addresses, routes with the flows' per-route TCP settings, per-namespace
+sysctls, the bottleneck (tbf with a pfifo/bfifo/pfifo_head_drop child, both directions, on
+the router) and the delay line's TUN device with the policy routing that sends every crossing
+packet through it. What each scenario key becomes (or why it is refused) is the table of
+settings.py.
 
 Nothing here runs anything: `plan_for()` returns an `EmuPlan` whose `setup` commands
 `tcplab emulate --dry-run` prints and `tcplab.emu.run` executes; `teardown` removes every
@@ -23,20 +25,20 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._core import ScenarioError
 from ..units import duration_ns, rate_bps, size_bytes
+from . import settings
 
-# Rates this 2-core machine emulates faithfully (issue 6 measurements); outside: a warning,
-# above REFUSED_ABOVE_BPS: a refusal.
+# Rates this 2-core machine emulates faithfully (docs/emulation.md, Limits); outside: a warning.
 FAITHFUL_RATE_BPS = (10e6, 300e6)
-REFUSED_ABOVE_BPS = 1e9
-MTU = 1500
 # Ethernet framing on a veth (14 B header): the tbf's size table takes it off again.
 LINK_OVERHEAD_BYTES = 14
 ROUTER_TABLE = 100
 TUN_DEVICE = "dl"
 TUN_QUEUE_PACKETS = 20_000
 RECEIVER_PORT = 5001
+# tcp_rmem's default (the first advertised window is about half of it) unless an initial
+# window needs more.
+KERNEL_RMEM_DEFAULT = 131072
 
 
 @dataclass(frozen=True)
@@ -51,14 +53,18 @@ class Pair:
 
 @dataclass(frozen=True)
 class FlowPlan:
-    """One flow as the traffic tools run it."""
+    """One flow as the traffic tools run it: `cc` is the scenario's algorithm, `kernel_cc`
+    the kernel's name of it, `socket_options` the sender's arguments that set socket options."""
 
     index: int
     cc: str
+    kernel_cc: str
     pair: Pair
     start_s: float
     stop_s: float | None
     bytes: int | None
+    tcp: dict[str, Any]
+    socket_options: list[str]
 
 
 @dataclass
@@ -71,57 +77,41 @@ class EmuPlan:
     sample_interval_s: float
     bottleneck_rate_bps: float
     bottleneck_device: str  # in the router namespace, data direction
+    mtu: int
     delay_routes: list[tuple[str, int, int]]  # (network, prefix length, delay ns)
     setup: list[list[str]] = field(default_factory=list)
     teardown: list[list[str]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    recorded: dict[str, Any] = field(default_factory=dict)  # keys the run records differently
 
     def commands_text(self) -> str:
         """Every command of the run, one per line, as `--dry-run` prints them."""
-        lines = ["# setup", *map(shlex.join, self.setup)]
+        lines = [f"# warning: {warning}" for warning in self.warnings]
+        lines += ["# setup", *map(shlex.join, self.setup)]
         lines.append(
             f"# delay line (router namespace): TUN {TUN_DEVICE}, "
             + ", ".join(f"{net}/{length} +{ns / 1e6:g} ms" for net, length, ns in self.delay_routes)
         )
+        for flow in self.flows:
+            lines.append(
+                f"# flow {flow.index} (senders namespace): traffic send --cc {flow.kernel_cc} "
+                f"--bind {flow.pair.sender_ip} --connect {flow.pair.receiver_ip}:{RECEIVER_PORT} {shlex.join(flow.socket_options)}"
+            )
         lines += ["# teardown", *map(shlex.join, self.teardown)]
         return "\n".join(lines)
 
 
-def _unsupported(path: str, message: str) -> ScenarioError:
-    return ScenarioError(f"{path}: {message}")
-
-
 def plan_for(scenario: dict[str, Any], prefix: str | None = None) -> EmuPlan:
-    """The plan of a resolved scenario; raises ScenarioError naming what the emulation
-    backend cannot run (with what it can)."""
+    """The plan of a resolved scenario; raises ScenarioError naming the first key the
+    emulation backend cannot put in effect (with what it allows, settings.py)."""
+    recorded, warnings = settings.check(scenario)
     topology = scenario["topology"]
-    if topology.get("kind") != "dumbbell":
-        raise _unsupported(
-            "topology.kind", f"{topology.get('kind')!r} cannot be emulated; allowed: dumbbell"
-        )
-    if topology.get("wifi") is not None:
-        raise _unsupported("topology.wifi", "radio access cannot be emulated on wired veths")
     bottleneck, access = topology["bottleneck"], topology["access"]
-    for name, link in (("bottleneck", bottleneck), ("access", access)):
-        if link.get("loss", 0.0):
-            raise _unsupported(f"topology.{name}.loss", "random loss needs netem, which this kernel lacks")
-        if link.get("ecn_threshold") is not None:
-            raise _unsupported(f"topology.{name}.ecn_threshold", "CE marking needs red/fq_codel, which this kernel lacks")
-        if link.get("reverse") is not None:
-            raise _unsupported(f"topology.{name}.reverse", "per-direction overrides are not emulated")
     rate = rate_bps(bottleneck["rate"])
-    warnings = []
-    if rate > REFUSED_ABOVE_BPS:
-        raise _unsupported(
-            "topology.bottleneck.rate",
-            f"{bottleneck['rate']} is more than this 2-core machine can emulate faithfully (at most 1Gbps; about 10-300Mbps is faithful)",
-        )
     if not FAITHFUL_RATE_BPS[0] <= rate <= FAITHFUL_RATE_BPS[1]:
         warnings.append(
             f"topology.bottleneck.rate {bottleneck['rate']} is outside the 10-300Mbps this machine emulates faithfully; check the run's validity"
         )
-    if rate_bps(access["rate"]) < rate:
-        raise _unsupported("topology.access.rate", "access links slower than the bottleneck are not emulated")
     prefix = prefix or f"tl{secrets.token_hex(3)}"
     octet = 16 + int(prefix[-4:], 16) % 200  # 10.<octet>.x.y: runs with different prefixes rarely share it
     pairs_count = int(topology["pairs"])
@@ -137,24 +127,21 @@ def plan_for(scenario: dict[str, Any], prefix: str | None = None) -> EmuPlan:
         )
         for i in range(pairs_count)
     ]
-    by_name = {f"s{p.index}": p for p in pairs} | {f"r{p.index}": p for p in pairs}
     flows = []
     for i, flow in enumerate(scenario["flows"]):
-        cc = flow["cc"]["kind"] if isinstance(flow["cc"], dict) else flow["cc"]
-        src, dst = flow["src"], flow["dst"]
-        if not (src.startswith("s") and dst == f"r{src[1:]}"):
-            raise _unsupported(f"flows.{i}", "the emulation runs flows from sender s<i> to receiver r<i> only")
-        if flow.get("app") is not None:
-            raise _unsupported(f"flows.{i}.app", "fixed-rate applications are not emulated; bulk or bytes only")
+        kind = flow["cc"]["kind"] if isinstance(flow["cc"], dict) else flow["cc"]
         stop = flow.get("stop")
         flows.append(
             FlowPlan(
                 index=i,
-                cc=cc,
-                pair=by_name[src],
+                cc=kind,
+                kernel_cc=settings.kernel_cc(kind),
+                pair=pairs[int(flow["src"][1:])],
                 start_s=duration_ns(flow.get("start", "0s")) / 1e9,
                 stop_s=None if stop is None else duration_ns(stop) / 1e9,
                 bytes=None if flow.get("bytes") is None else size_bytes(flow["bytes"]),
+                tcp=flow["tcp"],
+                socket_options=_socket_options(flow["tcp"]),
             )
         )
     namespaces = {"senders": f"{prefix}s", "router": f"{prefix}r", "receivers": f"{prefix}d"}
@@ -167,26 +154,70 @@ def plan_for(scenario: dict[str, Any], prefix: str | None = None) -> EmuPlan:
         sample_interval_s=duration_ns(scenario["sample_interval"]) / 1e9,
         bottleneck_rate_bps=rate,
         bottleneck_device="ve-rd",
+        mtu=int(bottleneck["mtu"]),
         delay_routes=[(p.receiver_ip, 32, p.one_way_delay_ns) for p in pairs]
         + [(p.sender_ip, 32, p.one_way_delay_ns) for p in pairs],
         warnings=warnings,
+        recorded=recorded,
     )
-    result.setup = _setup_commands(result, scenario, bottleneck, access, octet)
+    result.setup = _setup_commands(result, bottleneck, octet)
     result.teardown = [["ip", "netns", "delete", name] for name in namespaces.values()]
     return result
 
 
-def _socket_buffer_sysctls(scenario: dict[str, Any]) -> list[str]:
-    """tcp_rmem / tcp_wmem whose maxima let autotuning reach the scenario's buffers (twice
-    the size: the kernel counts skb overhead against them, tcp_adv_win_scale)."""
-    tcp = scenario.get("tcp", {})
-    snd = size_bytes(tcp.get("snd_buf", "6MiB"))
-    rcv = size_bytes(tcp.get("rcv_buf", "6MiB"))
+def _socket_options(tcp: dict[str, Any]) -> list[str]:
+    """The sender's socket options (traffic.py sets them): TCP_MAXSEG always, the
+    others where the flow differs from the kernel's default."""
+    options = ["--mss", str(tcp["mss"])]
+    rto_max_ms = duration_ns(tcp["max_rto"]) // 1_000_000
+    if rto_max_ms != settings.KERNEL_RTO_MAX_MS:
+        options += ["--rto-max-ms", str(rto_max_ms)]
+    if tcp["pacing"] == "fq":
+        options.append("--pacing")
+    return options
+
+
+def _namespace_sysctls(plan_: EmuPlan) -> list[str]:
+    """The TCP sysctls of the senders' and receivers' namespaces, from flow 0's settings
+    (settings.py refuses flows that differ in them): tcp_rmem / tcp_wmem whose maxima let
+    autotuning reach the scenario's buffers (twice the size: the kernel counts skb overhead
+    against them, tcp_adv_win_scale) and whose default admits the largest initial window."""
+    tcp = plan_.flows[0].tcp
+    snd, rcv = size_bytes(tcp["snd_buf"]), size_bytes(tcp["rcv_buf"])
+    first_window = max(f.tcp["initial_cwnd"] * (f.tcp["mss"] + settings.TCP_IP_HEADER_BYTES) for f in plan_.flows)
+    rmem_default = max(KERNEL_RMEM_DEFAULT, 2 * first_window)
     return [
         f"net.ipv4.tcp_wmem=4096 16384 {2 * snd}",
-        f"net.ipv4.tcp_rmem=4096 131072 {2 * rcv}",
+        f"net.ipv4.tcp_rmem=4096 {rmem_default} {max(2 * rcv, rmem_default)}",
         "net.ipv4.tcp_no_metrics_save=1",
+        f"net.ipv4.tcp_sack={int(tcp['sack'])}",
+        "net.ipv4.tcp_timestamps=1",
+        "net.ipv4.tcp_window_scaling=1",
+        "net.ipv4.tcp_ecn=2",  # request ECN only on routes with `features ecn`; accept it
+        f"net.ipv4.tcp_slow_start_after_idle={int(tcp['slow_start_after_idle'])}",
     ]
+
+
+def _pair_routes(plan_: EmuPlan, senders: str, receivers: str, octet: int) -> list[list[str]]:
+    """A host route per pair in each direction carrying the pair's per-route TCP settings
+    (those of its first flow; settings.py refuses flows of one pair that differ in them)."""
+    cmds = []
+    for pair in plan_.pairs:
+        tcp = next((f.tcp for f in plan_.flows if f.pair == pair), None)
+        if tcp is None:
+            continue
+        forward = [
+            "ip", "-n", senders, "route", "add", f"{pair.receiver_ip}/32", "via", f"10.{octet}.1.254", "dev", "ve-s",
+            "initcwnd", str(tcp["initial_cwnd"]), "rto_min", f"{duration_ns(tcp['min_rto']) // 1_000_000}ms",
+        ]
+        if tcp["ecn"]:
+            forward += ["features", "ecn"]
+        back = ["ip", "-n", receivers, "route", "add", f"{pair.sender_ip}/32", "via", f"10.{octet}.2.254", "dev", "ve-d",
+                "initrwnd", str(tcp["initial_cwnd"])]
+        if tcp["ack_every"] == 1:
+            back += ["quickack", "1"]
+        cmds += [forward, back]
+    return cmds
 
 
 def _queue_child(buffer: str) -> list[str]:
@@ -198,12 +229,10 @@ def _queue_child(buffer: str) -> list[str]:
 def _shaping(ns: str, device: str, link: dict[str, Any]) -> list[list[str]]:
     """tbf at the link's rate with the link's queue as its child (root 1:, child 10:)."""
     rate = int(rate_bps(link["rate"]))
-    burst = max(2 * (MTU + LINK_OVERHEAD_BYTES), rate // 8 // 1000)  # ≥ 1 ms of tokens
+    burst = max(2 * (int(link["mtu"]) + LINK_OVERHEAD_BYTES), rate // 8 // 1000)  # ≥ 1 ms of tokens
     child = _queue_child(link["buffer"])
     if link.get("queue") == "headdrop":
-        if child[0] != "pfifo":
-            raise _unsupported("topology.bottleneck.buffer", "headdrop needs a buffer in packets (pfifo_head_drop)")
-        child[0] = "pfifo_head_drop"
+        child[0] = "pfifo_head_drop"  # settings.py allows headdrop with a buffer in packets only
     tbf = ["tbf", "rate", f"{rate}bit", "burst", str(burst), "latency", "10s"]
     return [
         # stab overhead −14: the tbf counts IP packet sizes, as the simulator's link rates do.
@@ -212,9 +241,10 @@ def _shaping(ns: str, device: str, link: dict[str, Any]) -> list[list[str]]:
     ]
 
 
-def _setup_commands(plan_: EmuPlan, scenario: dict[str, Any], bottleneck: dict[str, Any], access: dict[str, Any], octet: int) -> list[list[str]]:
+def _setup_commands(plan_: EmuPlan, bottleneck: dict[str, Any], octet: int) -> list[list[str]]:
     s, r, d = plan_.namespaces["senders"], plan_.namespaces["router"], plan_.namespaces["receivers"]
     net1, net2 = f"10.{octet}.1.0/24", f"10.{octet}.2.0/24"
+    mtu = str(plan_.mtu)
     cmds: list[list[str]] = [["ip", "netns", "add", ns] for ns in (s, r, d)]
     # IPv4 only: no IPv6 neighbour discovery chatter on the path or into the delay line.
     for ns in (s, r, d):
@@ -223,9 +253,10 @@ def _setup_commands(plan_: EmuPlan, scenario: dict[str, Any], bottleneck: dict[s
         ["ip", "-n", s, "link", "add", "ve-s", "type", "veth", "peer", "name", "ve-rs", "netns", r],
         ["ip", "-n", d, "link", "add", "ve-d", "type", "veth", "peer", "name", "ve-rd", "netns", r],
     ]
-    # Offloads off, so queues hold MTU-size packets: no GSO/TSO super-packets, no GRO merging.
+    # The path's MTU; offloads off, so queues hold MTU-size packets: no GSO/TSO super-packets,
+    # no GRO merging.
     for ns, dev in ((s, "ve-s"), (r, "ve-rs"), (r, "ve-rd"), (d, "ve-d")):
-        cmds.append(["ip", "-n", ns, "link", "set", dev, "gso_max_size", str(MTU), "gso_max_segs", "1", "gro_max_size", str(MTU)])
+        cmds.append(["ip", "-n", ns, "link", "set", dev, "mtu", mtu, "gso_max_size", mtu, "gso_max_segs", "1", "gro_max_size", mtu])
     for ns in (s, r, d):
         cmds.append(["ip", "-n", ns, "link", "set", "lo", "up"])
     for pair in plan_.pairs:
@@ -240,16 +271,17 @@ def _setup_commands(plan_: EmuPlan, scenario: dict[str, Any], bottleneck: dict[s
     cmds += [
         ["ip", "-n", s, "route", "add", net2, "via", f"10.{octet}.1.254"],
         ["ip", "-n", d, "route", "add", net1, "via", f"10.{octet}.2.254"],
+        *_pair_routes(plan_, s, d, octet),
         ["ip", "netns", "exec", r, "sysctl", "-q", "-w", "net.ipv4.ip_forward=1", "net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.default.rp_filter=0"],
     ]
     for ns in (s, d):
-        cmds.append(["ip", "netns", "exec", ns, "sysctl", "-q", "-w", *_socket_buffer_sysctls(scenario)])
+        cmds.append(["ip", "netns", "exec", ns, "sysctl", "-q", "-w", *_namespace_sysctls(plan_)])
     # The delay line's TUN device and the routing through it.
     cmds += [
         ["ip", "-n", r, "tuntap", "add", "dev", TUN_DEVICE, "mode", "tun"],
         # A slow-start burst arrives at veth speed: the device queue in front of the reader
         # must hold it (the default 500 packets overflowed in CUBIC runs here).
-        ["ip", "-n", r, "link", "set", TUN_DEVICE, "txqueuelen", str(TUN_QUEUE_PACKETS)],
+        ["ip", "-n", r, "link", "set", TUN_DEVICE, "mtu", mtu, "txqueuelen", str(TUN_QUEUE_PACKETS)],
         ["ip", "-n", r, "link", "set", TUN_DEVICE, "up"],
         ["ip", "netns", "exec", r, "sysctl", "-q", "-w", f"net.ipv4.conf.{TUN_DEVICE}.rp_filter=0"],
         ["ip", "-n", r, "route", "replace", net2, "dev", TUN_DEVICE],

@@ -4,13 +4,17 @@ bottleneck qdisc over netlink while the flows run, then stops every process it s
 deletes the namespaces and returns a `Result` with the simulator's schema.
 
 Safety: nothing outside the run's own namespaces is touched; every process is stopped before
-the namespaces are deleted; cleanup runs on success, on error, on Ctrl-C and on SIGTERM.
+the namespaces are deleted; cleanup runs on success, on error, on Ctrl-C and on SIGTERM. What a
+killed run leaves behind is removed by the next run (or `tcplab emulate --cleanup`), see
+leftovers.py.
 
 Validity (summary.json `run.validity`): the measured minimum RTT within 1 ms (plus one packet's
 serialization) of the configured one, the delay line's lateness p99 under 1 ms with no drops,
 no packet dropped by any interface of the run (only the bottleneck qdisc may drop), the
-bottleneck's dequeued payload within 5 % of what the senders got acknowledged, and under 0.3
-cores of CPU used by other processes; a run that fails one is marked invalid with the reasons.
+bottleneck's dequeued payload within 5 % of what the senders got acknowledged, under 0.3
+cores of CPU used by other processes, and each connection's negotiated settings (TCP_INFO
+once connected: MSS, initial window, SACK, ECN, timestamps) those the plan set; a run that
+fails one is marked invalid with the reasons.
 """
 
 from __future__ import annotations
@@ -35,9 +39,10 @@ import polars as pl
 from .. import _core
 from .._core import ScenarioError
 from ..result import Result
-from ..scenario import prepare, to_json, validate
+from ..scenario import prepare, validate
+from . import leftovers
 from . import plan as emu_plan
-from .tcpinfo import INFINITE_SSTHRESH, NO_PACING
+from .tcpinfo import INFINITE_SSTHRESH, NO_PACING, TcpInfo
 
 MIN_RTT_TOLERANCE_MS = 1.0
 LATENESS_P99_LIMIT_US = 1000
@@ -45,6 +50,7 @@ ACKED_VS_BOTTLENECK_TOLERANCE = 0.05
 OTHER_CPU_LIMIT_CORES = 0.3
 STARTUP_SLACK_S = 0.5
 STOP_TIMEOUT_S = 5.0
+RTO_MAX_SYSCTL = Path("/proc/sys/net/ipv4/tcp_rto_max_ms")  # present where TCP_RTO_MAX_MS is
 
 
 class EmulationError(RuntimeError):
@@ -62,8 +68,17 @@ def require_kernel(plan: emu_plan.EmuPlan) -> None:
         raise EmulationError("/dev/net/tun is missing; the delay line needs TUN devices")
     available = Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
     for flow in plan.flows:
-        if flow.cc not in available:
+        if flow.kernel_cc not in available:
             raise ScenarioError(f"flows.{flow.index}.cc: {flow.cc!r} is not in this kernel; available: {', '.join(available)}")
+        if "--rto-max-ms" in flow.socket_options and not RTO_MAX_SYSCTL.exists():
+            raise ScenarioError(f"flows.{flow.index}.tcp.max_rto: this kernel has no TCP_RTO_MAX_MS (Linux 6.15 and later); allowed: 120s")
+
+
+def clean_leftovers() -> list[str]:
+    """`tcplab emulate --cleanup`: removes what killed runs left behind; one line per run."""
+    if os.geteuid() != 0:
+        raise EmulationError("removing emulation leftovers needs root (network namespaces); run it as root")
+    return leftovers.clean()
 
 
 def _run(command: list[str]) -> None:
@@ -207,6 +222,9 @@ def emulate(scenario: Any, *, overrides: dict[str, Any] | None = None, seed: int
     require_kernel(plan)
     for warning in plan.warnings:
         print(f"warning: {warning}", file=sys.stderr)
+    for removed in leftovers.clean():
+        print(f"warning: removed what a killed emulation left behind: {removed}", file=sys.stderr)
+    owner_file = leftovers.claim(plan.prefix)
     processes = Processes()
     work = Path(tempfile.mkdtemp(prefix=f"tcplab-{plan.prefix}-"))
     started_wall = time.monotonic()
@@ -218,10 +236,20 @@ def emulate(scenario: Any, *, overrides: dict[str, Any] | None = None, seed: int
         for command in plan.teardown:
             subprocess.run(command, capture_output=True)
         shutil.rmtree(work, ignore_errors=True)
-    leftovers = namespaces_of(plan.prefix)
-    if leftovers:
-        raise EmulationError(f"namespaces left behind after cleanup: {', '.join(leftovers)}")
+        owner_file.unlink(missing_ok=True)
+    left = namespaces_of(plan.prefix)
+    if left:
+        raise EmulationError(f"namespaces left behind after cleanup: {', '.join(left)}")
+    for path, value in plan.recorded.items():
+        _set(document, path, value)
     return _result(document, plan, raw, time.monotonic() - started_wall)
+
+
+def _set(document: dict[str, Any], path: str, value: Any) -> None:
+    *tables, key = path.split(".")
+    for table in tables:
+        document = document.setdefault(table, {})
+    document[key] = value
 
 
 def _execute(plan: emu_plan.EmuPlan, processes: Processes, work: Path, stop: threading.Event) -> dict[str, Any]:
@@ -244,10 +272,11 @@ def _execute(plan: emu_plan.EmuPlan, processes: Processes, work: Path, stop: thr
         for flow in plan.flows:
             flow_stop_s = min(flow.stop_s if flow.stop_s is not None else plan.duration_s, plan.duration_s)
             args = [
-                "send", "--flow", str(flow.index), "--cc", flow.cc, "--bind", flow.pair.sender_ip,
+                "send", "--flow", str(flow.index), "--cc", flow.kernel_cc, "--bind", flow.pair.sender_ip,
                 "--connect", f"{flow.pair.receiver_ip}:{emu_plan.RECEIVER_PORT}",
                 "--start-at", repr(origin + flow.start_s), "--stop-at", repr(origin + flow_stop_s),
                 "--interval", repr(plan.sample_interval_s), "--out", str(work / f"flow{flow.index}.jsonl"),
+                *flow.socket_options,
             ]
             if flow.bytes is not None:
                 args += ["--bytes", str(flow.bytes)]
@@ -284,7 +313,8 @@ def _execute(plan: emu_plan.EmuPlan, processes: Processes, work: Path, stop: thr
     return {
         "origin": origin,
         "qdisc": rows,
-        "flows": flows,
+        "established": {index: lines[0]["established"] for index, lines in flows.items() if lines},
+        "flows": {index: lines[1:] for index, lines in flows.items()},
         "delay_line": report,
         "interface_drops": {name: n for name, n in drops.items() if n},
         "other_cpu_cores": max(0.0, machine - own) / plan.duration_s,
@@ -365,6 +395,7 @@ def _result(document: dict[str, Any], plan: emu_plan.EmuPlan, raw: dict[str, Any
             "tcplab_version": _core.version(),
             "backend": "emu",
             "delay_line": raw["delay_line"],
+            "negotiated": [_negotiated(raw).get(flow.index) for flow in plan.flows],
             "validity": validity,
         },
     }
@@ -402,8 +433,6 @@ def _bbr_columns(bbr: dict[str, Any] | None) -> dict[str, float | None]:
 
 
 def _state(sample: dict[str, Any]) -> str:
-    from .tcpinfo import TcpInfo
-
     return TcpInfo(**{k: v for k, v in sample.items() if k not in ("t", "bbr")}).state
 
 
@@ -460,6 +489,7 @@ def _validity(plan: emu_plan.EmuPlan, document: dict[str, Any], flows: list[dict
     payload_sent = links[0]["bytes_sent"] * mss / (mss + 52)
     if acked and abs(payload_sent / acked - 1.0) > ACKED_VS_BOTTLENECK_TOLERANCE:
         reasons.append(f"bottleneck carried about {payload_sent:.0f} B of payload but senders got {acked} B acknowledged")
+    reasons += _settings_not_in_effect(plan, _negotiated(raw))
     for interface, count in raw["interface_drops"].items():
         reasons.append(f"{interface} dropped {count} packets (losses outside the bottleneck)")
     if raw["other_cpu_cores"] > OTHER_CPU_LIMIT_CORES:
@@ -467,9 +497,39 @@ def _validity(plan: emu_plan.EmuPlan, document: dict[str, Any], flows: list[dict
     return {"valid": not reasons, "reasons": reasons, "other_cpu_cores": raw["other_cpu_cores"]}
 
 
+def _negotiated(raw: dict[str, Any]) -> dict[int, dict[str, Any]]:
+    """Per flow, the settings its connection had once established (TCP_INFO)."""
+    result = {}
+    for index, fields in raw["established"].items():
+        info = TcpInfo(**fields)
+        result[index] = {
+            "mss": info.snd_mss,
+            "initial_cwnd": info.snd_cwnd,
+            "sack": info.negotiated("sack"),
+            "ecn": info.negotiated("ecn"),
+            "timestamps": info.negotiated("timestamps"),
+        }
+    return result
+
+
+def _settings_not_in_effect(plan: emu_plan.EmuPlan, negotiated: dict[int, dict[str, Any]]) -> list[str]:
+    """The plan's settings each connection does not have."""
+    reasons = []
+    for flow in plan.flows:
+        got = negotiated.get(flow.index)
+        if got is None:
+            reasons.append(f"flow {flow.index}: no TCP_INFO from the connection")
+            continue
+        wanted = {**{key: flow.tcp[key] for key in ("mss", "initial_cwnd", "sack", "ecn")}, "timestamps": True}
+        for key, value in wanted.items():
+            if got[key] != value:
+                reasons.append(f"flow {flow.index}: the connection has {key} {got[key]}, the scenario {value}")
+    return reasons
+
+
 def _serialization_ms(plan: emu_plan.EmuPlan) -> float:
     """Time to put one full packet and one ACK on the bottleneck, which every RTT includes."""
-    return (emu_plan.MTU + 66) * 8 / plan.bottleneck_rate_bps * 1e3
+    return (plan.mtu + 66) * 8 / plan.bottleneck_rate_bps * 1e3
 
 
 def _jain(values: list[float]) -> float:

@@ -11,6 +11,8 @@ TCP_INFO_BYTES = 232
 # Offsets into struct tcp_info (the u8 fields, then u32 and u64 fields in declaration order).
 _FIELDS = {
     "ca_state": (1, "B"),
+    "options": (5, "B"),
+    "snd_mss": (16, "I"),
     "unacked": (24, "I"),
     "sacked": (28, "I"),
     "lost": (32, "I"),
@@ -29,6 +31,8 @@ _FIELDS = {
 # ssthresh at or above this is "infinite" (TCP_INFINITE_SSTHRESH); pacing_rate ~0 is "none".
 INFINITE_SSTHRESH = 0x7FFFFFFF
 NO_PACING = 2**64 - 1
+# tcpi_options bits (include/uapi/linux/tcp.h): what the handshake negotiated.
+OPTION_BITS = {"timestamps": 1, "sack": 2, "window_scaling": 4, "ecn": 8}
 # tcp_ca_state (include/uapi/linux/tcp.h) as the simulator names the sender's states.
 CA_STATES = {0: "open", 1: "disorder", 2: "cwr", 3: "recovery", 4: "loss"}
 
@@ -36,6 +40,8 @@ CA_STATES = {0: "open", 1: "disorder", 2: "cwr", 3: "recovery", 4: "loss"}
 @dataclass(frozen=True)
 class TcpInfo:
     ca_state: int
+    options: int
+    snd_mss: int
     unacked: int
     sacked: int
     lost: int
@@ -55,6 +61,10 @@ class TcpInfo:
     def in_flight(self) -> int:
         """Packets in flight as Linux counts them (tcp_packets_in_flight)."""
         return max(0, self.unacked - self.sacked - self.lost + self.retrans)
+
+    def negotiated(self, option: str) -> bool:
+        """Whether the handshake turned `option` (a key of OPTION_BITS) on."""
+        return bool(self.options & OPTION_BITS[option])
 
     @property
     def state(self) -> str:

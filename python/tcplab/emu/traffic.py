@@ -2,13 +2,17 @@
 
     receive IP:PORT [IP:PORT ...]        accept connections and discard what they send
     send --flow N --cc NAME --bind IP --connect IP:PORT --start-at T --stop-at T
-         [--bytes N] --interval S --out FILE
+         [--bytes N] --interval S --out FILE [--mss N] [--rto-max-ms N] [--pacing]
                                          one bulk (or byte-count) connection with congestion
                                          control NAME, TCP_INFO (and BBR's TCP_CC_INFO) sampled
-                                         every S seconds into FILE as JSON lines
+                                         every S seconds into FILE as JSON lines, after a first
+                                         line {"established": TCP_INFO} read once connected
 
-Times are CLOCK_MONOTONIC seconds, which every network namespace shares. A sender whose
-algorithm the kernel lacks exits with status 3 and says which it has.
+Socket options, set before connecting: --mss N is the payload per segment (TCP_MAXSEG N plus
+the timestamp option), --rto-max-ms N caps the RTO (TCP_RTO_MAX_MS), --pacing turns on the
+kernel's own pacing (SO_MAX_PACING_RATE, as the fq qdisc would pace). Times are
+CLOCK_MONOTONIC seconds, which every network namespace shares. A sender whose algorithm the
+kernel lacks exits with status 3 and says which it has.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import argparse
 import json
 import signal
 import socket
+import struct
 import sys
 import threading
 import time
@@ -29,6 +34,13 @@ CHUNK = b"\0" * 65536
 EXIT_NO_ALGORITHM = 3
 CONNECT_ATTEMPTS = 200
 CONNECT_RETRY_S = 0.01
+TIMESTAMP_OPTION_BYTES = 12  # TCP_MAXSEG counts TCP options, the scenario's mss does not
+# include/uapi/linux/tcp.h and asm-generic/socket.h (Python's socket module lacks them).
+TCP_RTO_MAX_MS = 44
+SO_MAX_PACING_RATE = 47
+# Any rate but ~0 turns the kernel's internal pacing on (sk_pacing_status, net/core/sock.c);
+# this one never caps the rate TCP computes.
+UNCAPPED_PACING_RATE = 2**64 - 2
 
 
 def _address(text: str) -> tuple[str, int]:
@@ -73,6 +85,12 @@ def send(args: argparse.Namespace) -> int:
     except OSError:
         print(f"congestion control {args.cc!r} is not available; the kernel has: {', '.join(available_algorithms())}", file=sys.stderr)
         return EXIT_NO_ALGORITHM
+    if args.mss is not None:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, args.mss + TIMESTAMP_OPTION_BYTES)
+    if args.rto_max_ms is not None:
+        sock.setsockopt(socket.IPPROTO_TCP, TCP_RTO_MAX_MS, args.rto_max_ms)
+    if args.pacing:
+        sock.setsockopt(socket.SOL_SOCKET, SO_MAX_PACING_RATE, struct.pack("=Q", UNCAPPED_PACING_RATE))
     sock.bind((args.bind, 0))
     for attempt in range(CONNECT_ATTEMPTS):
         try:
@@ -82,6 +100,7 @@ def send(args: argparse.Namespace) -> int:
             if attempt == CONNECT_ATTEMPTS - 1:
                 raise
             time.sleep(CONNECT_RETRY_S)
+    established = tcpinfo.read(sock)  # before any data: the initial window as set up
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     time.sleep(max(0.0, args.start_at - time.monotonic()))
@@ -104,6 +123,7 @@ def send(args: argparse.Namespace) -> int:
     sender = threading.Thread(target=pump, daemon=True)
     sender.start()
     with open(args.out, "w", encoding="utf-8") as out:
+        out.write(json.dumps({"established": asdict(established)}) + "\n")
         next_sample = args.start_at
         while True:
             now = time.monotonic()
@@ -136,6 +156,9 @@ def main(argv: list[str] | None = None) -> int:
     tx.add_argument("--bytes", type=int)
     tx.add_argument("--interval", type=float, required=True)
     tx.add_argument("--out", required=True)
+    tx.add_argument("--mss", type=int)
+    tx.add_argument("--rto-max-ms", type=int)
+    tx.add_argument("--pacing", action="store_true")
     args = parser.parse_args(argv)
     if args.command == "receive":
         receive(args.addresses)

@@ -38,9 +38,12 @@ WIFI_FIGURES: dict[str, Callable[[Result], Figure]] = {"wifi": wifi_figure}
 """The figures of runs with a WiFi BSS (`Result.wifi` is not None)."""
 
 
-def save_plots(result: Result, directory: Path) -> list[Path]:
+def save_plots(
+    result: Result, directory: Path, progress: Callable[[float], None] | None = None
+) -> list[Path]:
     """Writes every figure of `FIGURES` (and of `RADIO_FIGURES` / `WIFI_FIGURES` when the run
-    has a radio / WiFi series) as `directory/<name>.png` and returns the paths."""
+    has a radio / WiFi series) as `directory/<name>.png` and returns the paths; `progress` is
+    called with the fraction drawn after each figure."""
     directory.mkdir(parents=True, exist_ok=True)
     paths = []
     figures = {
@@ -48,8 +51,10 @@ def save_plots(result: Result, directory: Path) -> list[Path]:
         **(RADIO_FIGURES if result.radio is not None else {}),
         **(WIFI_FIGURES if result.wifi is not None else {}),
     }
-    for name, make_figure in figures.items():
+    for number, (name, make_figure) in enumerate(figures.items(), start=1):
         path = directory / f"{name}.png"
         make_figure(result).savefig(path)
         paths.append(path)
+        if progress is not None:
+            progress(number / len(figures))
     return paths

@@ -17,6 +17,7 @@ import itertools
 import json
 import math
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -46,8 +47,10 @@ def write_metadata(directory: Path, **metadata: Any) -> None:
     (directory / METADATA_FILE).write_text(json.dumps(metadata, indent=2) + "\n", encoding="utf-8")
 
 
-def build_report(directory: Path) -> Path:
-    """Writes `report.html` and `figures/` of a `tcplab reproduce` directory; returns the page."""
+def build_report(directory: Path, progress: Callable[[float], None] | None = None) -> Path:
+    """Writes `report.html` and `figures/` of a `tcplab reproduce` directory (no figures when
+    its recorded figure formats are none: `--no-plots`); returns the page. `progress` is called
+    with the fraction of the figures drawn."""
     started = time.perf_counter()
     meta = read_metadata(directory)
     study, quick = meta["study"], meta["quick"]
@@ -66,7 +69,7 @@ def build_report(directory: Path) -> Path:
     kernel = emulated_cases(directory)
     kernel_panels = _kernel_panels(spec, kernel, run_for_case)
     formats = tuple(meta.get("figure_formats", ["png"]))
-    write_figures(panels + kernel_panels, directory / FIGURES_DIRECTORY, formats, quick)
+    write_figures(panels + kernel_panels, directory / FIGURES_DIRECTORY, formats, quick, progress)
     runs_by_case = {}
     if index.height:
         for params in itertools.product(*[[str(v) for v, _ in values] for values in spec.axes.values()]):
@@ -208,17 +211,31 @@ def _cell(value: Any) -> str:
     return html.escape(str(value))
 
 
+def identical_across_seeds(mean: float, ci95: float) -> bool:
+    """Whether a confidence half-width says every seed gave the same value (up to the rounding
+    of the mean): shown as such, since `± 0` reads like a bug."""
+    return ci95 <= 1e-12 * max(abs(mean), 1.0)
+
+
+IDENTICAL_NOTE = "* identical across seeds: every seed gave this value."
+
+
 def _table_html(table: pl.DataFrame, keys: list[str]) -> str:
     metrics = [c.removesuffix("_mean") for c in table.columns if c.endswith("_mean")]
     head = "".join(f"<th>{html.escape(k)}</th>" for k in [*keys, "runs", *metrics])
-    rows = []
+    rows, marked = [], False
     for row in table.iter_rows(named=True):
         cells = [_cell(row[k]) for k in keys] + [str(row["runs"])]
         for m in metrics:
             mean, ci = row[f"{m}_mean"], row.get(f"{m}_ci95")
-            cells.append(_cell(mean) + ("" if ci is None else f" ± {_cell(ci)}"))
+            if mean is not None and ci is not None and identical_across_seeds(mean, ci):
+                cells.append(f"{_cell(mean)} <abbr title='identical across seeds'>*</abbr>")
+                marked = True
+            else:
+                cells.append(_cell(mean) + ("" if ci is None else f" ± {_cell(ci)}"))
         rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
-    return f"<div class='scroll'><table><tr>{head}</tr>{''.join(rows)}</table></div>"
+    note = f"<p>{IDENTICAL_NOTE}</p>" if marked else ""
+    return f"<div class='scroll'><table><tr>{head}</tr>{''.join(rows)}</table></div>{note}"
 
 
 def page_html(title: str, body: str) -> str:
@@ -253,16 +270,22 @@ def plot_divs(panels: list[tuple[Panel, list[Trace]]], quick: bool = False, pref
     return "".join(divs)
 
 
-def write_figures(panels: list[tuple[Panel, list[Trace]]], directory: Path, formats: tuple[str, ...] = ("png",), quick: bool = False) -> list[Path]:
-    """Each panel as a figure file per format (png, svg, pdf) in `directory`."""
+def write_figures(panels: list[tuple[Panel, list[Trace]]], directory: Path, formats: tuple[str, ...] = ("png",), quick: bool = False,
+                  progress: Callable[[float], None] | None = None) -> list[Path]:
+    """Each panel as a figure file per format (png, svg, pdf) in `directory`; none without
+    formats. `progress` is called with the fraction drawn after each panel."""
+    paths: list[Path] = []
+    if not formats:
+        return paths
     directory.mkdir(parents=True, exist_ok=True)
-    paths = []
     for number, (panel, traces) in enumerate(panels, start=1):
         figure = _png(panel, traces, quick)
         for fmt in formats:
             path = directory / f"{number:02d}-{_slug(panel.title)}.{fmt}"
             figure.savefig(path)
             paths.append(path)
+        if progress is not None:
+            progress(number / len(panels))
     return paths
 
 

@@ -12,6 +12,7 @@ from ..result import Result
 from . import page_html, plot_divs, write_figures, write_page
 from .panels import Panel, Trace, series
 
+PAGE = "compare.html"
 COMPARED = (
     ("Goodput", "goodput_mbps", "Mbps"),
     ("Smoothed RTT", "srtt_ms", "ms"),
@@ -33,4 +34,4 @@ def compare(results: dict[str, Result], output: Path, table_text: str, formats: 
     write_figures(panels, output / "figures", formats)
     runs = "".join(f"<li>{html.escape(name)}: {html.escape(result.summary['run'].get('backend', 'sim'))}, {html.escape(result.name)}</li>" for name, result in results.items())
     body = f"<ul>{runs}</ul><pre>{html.escape(table_text)}</pre>{plot_divs(panels)}"
-    return write_page(output / "compare.html", page_html("tcplab: compare " + ", ".join(results), body))
+    return write_page(output / PAGE, page_html("tcplab: compare " + ", ".join(results), body))

@@ -117,14 +117,14 @@ impl AlgorithmConfig for BbrConfig {
     const NAME: &'static str = "bbr";
     const SUMMARY: &'static str = "BBR v1, Linux tcp_bbr.c with long-term (policer) bw and ACK aggregation";
     const PARAMS: &'static [ParamDoc] = &[
-        ParamDoc { name: "high_gain", unit: "", doc: "STARTUP pacing and cwnd gain, in 1/256" },
-        ParamDoc { name: "drain_gain", unit: "", doc: "DRAIN pacing gain, in 1/256" },
-        ParamDoc { name: "cwnd_gain", unit: "", doc: "PROBE_BW cwnd gain, in 1/256" },
+        ParamDoc { name: "high_gain", unit: "", doc: "STARTUP pacing and cwnd gain, rounded to a multiple of 1/256" },
+        ParamDoc { name: "drain_gain", unit: "", doc: "DRAIN pacing gain, rounded to a multiple of 1/256" },
+        ParamDoc { name: "cwnd_gain", unit: "", doc: "PROBE_BW cwnd gain, rounded to a multiple of 1/256" },
         ParamDoc { name: "probe_rtt_ms", unit: "ms", doc: "least PROBE_RTT duration (0 = no PROBE_RTT)" },
         ParamDoc { name: "min_rtt_win_s", unit: "s", doc: "min-RTT filter window" },
         ParamDoc { name: "bw_win_rounds", unit: "rounds", doc: "max-bandwidth filter window" },
         ParamDoc { name: "lt_bw", unit: "", doc: "long-term (policer) bandwidth estimate" },
-        ParamDoc { name: "extra_acked_gain", unit: "", doc: "ACK-aggregation allowance gain, in 1/256 (0 = off)" },
+        ParamDoc { name: "extra_acked_gain", unit: "", doc: "ACK-aggregation allowance gain, rounded to a multiple of 1/256 (0 = off)" },
     ];
 
     fn validate(&self) -> Result<(), String> {

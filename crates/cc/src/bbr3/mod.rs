@@ -201,15 +201,15 @@ impl AlgorithmConfig for Bbr3Config {
     const SUMMARY: &'static str = "BBRv3, google/bbr v3 tcp_bbr.c (profile \"draft\": draft-ietf-ccwg-bbr)";
     const PARAMS: &'static [ParamDoc] = &[
         ParamDoc { name: "profile", unit: "", doc: "\"code\" (google/bbr v3) or \"draft\" (draft-ietf-ccwg-bbr)" },
-        ParamDoc { name: "startup_pacing_gain", unit: "", doc: "STARTUP pacing gain, in 1/256" },
-        ParamDoc { name: "startup_cwnd_gain", unit: "", doc: "STARTUP and DRAIN cwnd gain, in 1/256" },
-        ParamDoc { name: "drain_gain", unit: "", doc: "DRAIN pacing gain, in 1/256 (0 = profile's)" },
-        ParamDoc { name: "cwnd_gain", unit: "", doc: "PROBE_BW cwnd gain, in 1/256 (+1/4 in PROBE_UP)" },
-        ParamDoc { name: "probe_up_gain", unit: "", doc: "PROBE_UP pacing gain, in 1/256" },
-        ParamDoc { name: "probe_down_gain", unit: "", doc: "PROBE_DOWN pacing gain, in 1/256 (0 = profile's)" },
-        ParamDoc { name: "loss_thresh", unit: "", doc: "loss rate that marks in-flight too high, in 1/256" },
+        ParamDoc { name: "startup_pacing_gain", unit: "", doc: "STARTUP pacing gain, rounded to a multiple of 1/256" },
+        ParamDoc { name: "startup_cwnd_gain", unit: "", doc: "STARTUP and DRAIN cwnd gain, rounded to a multiple of 1/256" },
+        ParamDoc { name: "drain_gain", unit: "", doc: "DRAIN pacing gain, rounded to a multiple of 1/256 (0 = profile's)" },
+        ParamDoc { name: "cwnd_gain", unit: "", doc: "PROBE_BW cwnd gain, rounded to a multiple of 1/256 (+1/4 in PROBE_UP)" },
+        ParamDoc { name: "probe_up_gain", unit: "", doc: "PROBE_UP pacing gain, rounded to a multiple of 1/256" },
+        ParamDoc { name: "probe_down_gain", unit: "", doc: "PROBE_DOWN pacing gain, rounded to a multiple of 1/256 (0 = profile's)" },
+        ParamDoc { name: "loss_thresh", unit: "", doc: "loss rate that marks in-flight too high, truncated to a multiple of 1/256" },
         ParamDoc { name: "beta", unit: "", doc: "cut of bw_lo/inflight_lo per lossy round" },
-        ParamDoc { name: "headroom", unit: "", doc: "headroom below inflight_hi when cruising, in 1/256" },
+        ParamDoc { name: "headroom", unit: "", doc: "headroom below inflight_hi when cruising, truncated to a multiple of 1/256" },
         ParamDoc { name: "full_loss_cnt", unit: "ACKs", doc: "lossy ACKs in a round that end STARTUP (0 = never)" },
         ParamDoc { name: "probe_rtt_win_ms", unit: "ms", doc: "interval between PROBE_RTTs without a lower RTT" },
         ParamDoc { name: "probe_rtt_ms", unit: "ms", doc: "least PROBE_RTT duration (0 = no PROBE_RTT)" },
@@ -218,7 +218,7 @@ impl AlgorithmConfig for Bbr3Config {
         ParamDoc { name: "bw_probe_max_rounds", unit: "rounds", doc: "most rounds between bandwidth probes" },
         ParamDoc { name: "bw_probe_base_ms", unit: "ms", doc: "least time between bandwidth probes" },
         ParamDoc { name: "bw_probe_rand_ms", unit: "ms", doc: "random extra time between bandwidth probes" },
-        ParamDoc { name: "extra_acked_gain", unit: "", doc: "ACK-aggregation allowance gain, in 1/256 (0 = off)" },
+        ParamDoc { name: "extra_acked_gain", unit: "", doc: "ACK-aggregation allowance gain, rounded to a multiple of 1/256 (0 = off)" },
         ParamDoc { name: "ecn", unit: "", doc: "use shallow-threshold ECN signals (Linux ecn_low)" },
     ];
 
