@@ -42,7 +42,7 @@ RSS_LIMIT_BYTES = 1 << 30
 # mutant legitimately simulating hours is not mistaken for a hang.
 RUN_DURATION_LIMIT_NS = 3_000_000_000
 CORPUS_DURATION = "1s"
-QUANTITY = re.compile(r"^([0-9.eE+-]+)([A-Za-z]+)$")
+QUANTITY = re.compile(r"^([0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?)([A-Za-z]+)$")
 FAILURES = ("multiline", "traceback", "abort", "hang", "slow", "memory")
 
 # Values a mutation substitutes for a leaf: edges of every type the schema uses, quantities

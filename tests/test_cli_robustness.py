@@ -414,3 +414,18 @@ def test_sweep_resumes_its_own_directory_but_refuses_another_occupied_one(run_cl
     assert [p.name for p in (tmp_path / "occupied").iterdir()] == ["notes.txt"]
     assert_bad_input(run_cli("sweep", tmp_path / "c.toml", "-o", tmp_path / "c.toml" / "x"),
                      f"error: {tmp_path / 'c.toml'}: is a file, not a directory")
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["run", "rtt-lens", "--seed", "abc"], "error: Invalid value for '--seed': "),
+        (["bogus"], "error: No such command 'bogus'. (see 'tcplab --help')"),
+        (["run"], "error: Missing argument 'SCENARIO'. (see 'tcplab run --help')"),
+        (["run", "rtt-lens", "--bogus"], "error: No such option: --bogus (see 'tcplab run --help')"),
+    ],
+)
+def test_a_mistyped_command_line_is_one_line(run_cli: RunCli, arguments: list[str], message: str) -> None:
+    outcome = run_cli(*arguments)
+    assert outcome.code == 2 and outcome.stdout == ""
+    assert outcome.stderr.startswith(message) and outcome.stderr.count("\n") == 1, outcome.stderr

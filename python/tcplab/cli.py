@@ -73,10 +73,27 @@ def _help_without_a_command(context: typer.Context) -> None:
         print(context.get_help())
 
 
+# click's UsageError (typer may vendor click, so it is reached through typer's subclass).
+UsageError: type[Exception] = typer.BadParameter.__base__
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Entry point of the `tcplab` script; exits with the command's exit code."""
+    """Entry point of the `tcplab` script; exits with the command's exit code. A mistyped
+    command line (unknown command or option, a value of the wrong type) is one `error:` line
+    naming the command's --help, exit 2."""
     with _sigterm_as_interrupt():
-        app(args=argv, prog_name="tcplab")
+        try:
+            code = app(args=argv, prog_name="tcplab", standalone_mode=False)
+        except UsageError as error:
+            context = getattr(error, "ctx", None)
+            command = context.command_path if context is not None else "tcplab"
+            message = " ".join(error.format_message().split())  # type: ignore[attr-defined]
+            print(f"error: {message} (see '{command} --help')", file=sys.stderr)
+            code = EXIT_BAD_INPUT
+        except (typer.Abort, KeyboardInterrupt):
+            print("interrupted", file=sys.stderr)
+            code = EXIT_INTERRUPTED
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 @contextmanager

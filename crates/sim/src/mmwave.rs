@@ -241,13 +241,13 @@ fn default_s1u() -> LinkSpec {
 const PF_WINDOW_SUBFRAMES: f64 = 100.0;
 
 /// Transmit powers from 1 µW to 1 kW; outside 0–46 dBm (1 mW to 40 W) is unusual for a cell
-/// whose reference profiles use 30 dBm at both ends (radio-models.md A3).
+/// whose reference profiles use 30 dBm at both ends (docs/models.md).
 const TX_POWER_DBM: (f64, f64) = (-30.0, 60.0);
 const USUAL_TX_POWER_DBM: (f64, f64) = (0.0, 46.0);
 /// The urban-micro path-loss models hold up to 5 km from the base station (3GPP TR 38.901
 /// Table 7.4.1-1, UMi-Street Canyon; the NYU fits of MMW-V2 come from shorter links).
 const MAX_UE_DISTANCE_M: f64 = 5_000.0;
-/// Both reference profiles use a 1 GHz channel (radio-models.md A0); wider is unusual.
+/// Both reference profiles use a 1 GHz channel (docs/models.md); wider is unusual.
 const USUAL_MAX_BANDWIDTH_HZ: u64 = 1_000_000_000;
 /// 500 km/h, the high-speed-train deployment of 3GPP TR 38.913 §6.1.5, the fastest it studies.
 const USUAL_MAX_UE_SPEED_MPS: f64 = 500.0 / 3.6;
@@ -374,12 +374,12 @@ impl MmwaveTopology {
     pub fn warnings(&self, duration: SimDuration) -> Vec<String> {
         let mut out = Vec::new();
         if self.bandwidth.0 > USUAL_MAX_BANDWIDTH_HZ {
-            out.push(format!("topology.bandwidth: {} is wider than the 1GHz of both reference profiles (radio-models.md A0)", self.bandwidth));
+            out.push(format!("topology.bandwidth: {} is wider than the 1GHz of both reference profiles (docs/models.md)", self.bandwidth));
         }
         let (low, high) = USUAL_TX_POWER_DBM;
         for (key, v) in [("enb.tx_power_dbm", self.enb.tx_power_dbm), ("ue_tx_power_dbm", self.ue_tx_power_dbm)] {
             if !(low..=high).contains(&v) {
-                out.push(format!("topology.{key}: {v} dBm is unusual for a cell (usual: {low} to {high} dBm; the reference profiles use 30 dBm, radio-models.md A3)"));
+                out.push(format!("topology.{key}: {v} dBm is unusual for a cell (usual: {low} to {high} dBm; the reference profiles use 30 dBm, docs/models.md)"));
             }
         }
         for i in 0..self.ues.len() {

@@ -12,12 +12,12 @@ use tcplab_net::wifi::bss::{BssConfig, RateControl};
 use tcplab_net::wifi::error::{Coding, ErrorModel};
 use tcplab_net::wifi::phy::{Band, PhyConfig, Standard, MAX_PPDU_DURATION};
 
-/// The model has every device sense every other (no hidden nodes, radio-models.md B3), which
+/// The model has every device sense every other (no hidden nodes, docs/models.md), which
 /// holds from ns-3's CCA sensitivity, −82 dBm (B1), up to what was sent: no receiver gets
 /// more than the 16.0206 dBm transmit power (B1).
 const RSS_DBM: (f64, f64) = (-82.0, 16.0206);
 /// Largest A-MPDU and A-MSDU of each standard: ns-3's caps of BE_MaxAmpduSize (HT 65,535 B,
-/// HE 6,500,631 B) and BE_MaxAmsduSize (HT 7935 B, HE 11,398 B) (radio-models.md B1, B6).
+/// HE 6,500,631 B) and BE_MaxAmsduSize (HT 7935 B, HE 11,398 B) (ns-3 WifiMac attributes).
 const MAX_AMPDU_BYTES: [u64; 2] = [65_535, 6_500_631];
 const MAX_AMSDU_BYTES: [u64; 2] = [7_935, 11_398];
 /// dot11LongRetryLimit is 1..255 in the IEEE 802.11 MIB (Annex C).
@@ -182,7 +182,7 @@ impl WifiSpec {
         };
         let (min_rss, max_rss) = RSS_DBM;
         if !(min_rss..=max_rss).contains(&self.rss_dbm) {
-            let why = "from the CCA sensitivity, so that every device senses every other, to the transmit power; radio-models.md B1, B3";
+            let why = "from the CCA sensitivity, so that every device senses every other, to the transmit power (ns-3 WifiPhy CcaSensitivity and TxPowerStart)";
             return Err(err("rss_dbm", format!("{} dBm is out of range; allowed: {min_rss} to {max_rss} dBm ({why})", self.rss_dbm)));
         }
         if !(self.noise_figure_db >= 0.0 && self.noise_figure_db.is_finite()) {
@@ -203,7 +203,7 @@ impl WifiSpec {
         let limits = [("max_ampdu", self.max_ampdu, MAX_AMPDU_BYTES[standard_index]), ("max_amsdu", self.max_amsdu, MAX_AMSDU_BYTES[standard_index])];
         for (key, size, max) in limits {
             if size.0 > max {
-                return Err(err(key, format!("{size} is above what {name} allows; allowed: 0B (off) to {} (radio-models.md B1)", SizeValue(max))));
+                return Err(err(key, format!("{size} is above what {name} allows; allowed: 0B (off) to {} (ns-3 WifiMac BE_MaxAmpduSize)", SizeValue(max))));
             }
         }
         let bytes = |size: SizeValue| u32::try_from(size.0).expect("checked against the standard's limit");
@@ -230,7 +230,7 @@ impl WifiSpec {
         let mut out = Vec::new();
         if self.max_queue_delay.0 < MAX_PPDU_DURATION {
             out.push(format!(
-                "topology.wifi.max_queue_delay: {} is shorter than one PPDU may last ({}, radio-models.md B2): packets may expire while the medium is busy",
+                "topology.wifi.max_queue_delay: {} is shorter than one PPDU may last ({}, the longest HT/HE PPDU): packets may expire while the medium is busy",
                 self.max_queue_delay,
                 DurationValue(MAX_PPDU_DURATION)
             ));
