@@ -91,7 +91,9 @@ class Campaign:
         scheduler: str | None = None,
         progress: Callable[[Progress], None] | None = None,
     ) -> Progress:
-        """Runs what is missing and writes the index; returns the final counts."""
+        """Runs what is missing and writes the index; returns the final counts. A
+        KeyboardInterrupt stops the workers at once (see `engines`), and propagates once the
+        index is written."""
         if engine not in ENGINES:
             raise ValueError(f"engine {engine!r}; allowed: {', '.join(ENGINES)}")
         jobs = jobs or os.cpu_count() or 1

@@ -1,4 +1,4 @@
-"""Campaign files: a base scenario and the axes a sweep varies (issue 7).
+"""Campaign files: a base scenario and the axes a sweep varies.
 
     name = "buffers"                 # the campaign directory's default name
     base = "rtt-lens"                # a scenario file (relative to this file), a study, or a table
@@ -16,17 +16,21 @@ the built-in studies, so a study file is a campaign too: `study_campaign`):
     [axes.buffer.4MB]
     "topology.rlc.buffer" = "4MB"
 
-`expand()` turns a campaign into its runs — every one resolved by the Rust core before
-anything runs, so a malformed axis (unknown key, empty list, a value of the wrong type) is a
-one-line error naming the axis. A run is identified by the hash of its resolved scenario, seed
-included: the same run in another campaign, or after an axis changed, has the same identity.
+`load_campaign()` checks the file (types, a name for one directory, distinct seeds and axis
+values, label and axis names unlike the index's own columns, at most `MAX_RUNS` runs), then
+`expand()` turns it into its runs — every one resolved by the Rust core before anything runs,
+so a malformed axis (unknown key, a value of the wrong type) is a one-line error naming the
+axis. A run is identified by the hash of its resolved scenario, seed included: the same run
+in another campaign, or after an axis changed, has the same identity.
 """
 
 from __future__ import annotations
 
+import collections
 import hashlib
 import itertools
 import json
+import math
 import re
 import tomllib
 from collections.abc import Mapping
@@ -35,10 +39,15 @@ from pathlib import Path
 from typing import Any
 
 from .._core import ScenarioError
-from ..scenario import apply_overrides, load, validate
+from ..result import check_run_name
+from ..scenario import apply_overrides, check_seed, load, validate
+from .store import is_reserved_column, reserved_columns_text
 
 COMBINE_MODES = ("cross", "zip")
 CAMPAIGN_KEYS = {"name", "base", "seeds", "combine", "axes", "labels"}
+MAX_RUNS = 100_000
+"""The most runs a campaign may have (docs/campaigns.md): every run is resolved before any
+starts, about a millisecond and 10 kB each, so a larger sweep is split into campaigns."""
 _LABEL_FIELD = re.compile(r"\{([^{}]+)\}")
 
 
@@ -69,26 +78,17 @@ def _fail(path: str, message: str) -> ScenarioError:
 
 
 def load_campaign(source: str | Path | Mapping[str, Any]) -> CampaignSpec:
-    """Reads and checks a campaign file (or an already parsed table)."""
+    """Reads and checks a campaign file (or an already parsed table); every check that needs
+    no scenario to be resolved, the number of runs included, is made here."""
     origin = Path(source) if not isinstance(source, Mapping) else None
-    if origin is not None:
-        try:
-            table = tomllib.loads(origin.read_text(encoding="utf-8"))
-        except OSError as error:
-            raise _fail(str(origin), f"cannot read: {error.strerror}") from None
-        except tomllib.TOMLDecodeError as error:
-            raise _fail(str(origin), f"invalid TOML: {error}") from None
-    else:
-        table = dict(source)
+    table = _read(origin) if origin is not None else dict(source)
     unknown = set(table) - CAMPAIGN_KEYS
     if unknown:
         raise _fail(sorted(unknown)[0], f"unknown campaign key; allowed: {', '.join(sorted(CAMPAIGN_KEYS))}")
-    if "base" not in table:
-        raise _fail("base", "missing; a scenario file, a study name or an inline table")
-    base_source = table["base"]
-    if isinstance(base_source, str) and origin is not None and (origin.parent / base_source).is_file():
-        base_source = origin.parent / base_source
-    base = load(base_source)
+    name = table.get("name", origin.stem if origin is not None else "campaign")
+    if not isinstance(name, str):
+        raise _fail("name", f"{name!r}; allowed: a name for one directory, as a string")
+    check_run_name(name)
     axes = _axes(table.get("axes", {}))
     combine = table.get("combine", "cross")
     if combine not in COMBINE_MODES:
@@ -96,22 +96,83 @@ def load_campaign(source: str | Path | Mapping[str, Any]) -> CampaignSpec:
     if combine == "zip" and len({len(v) for v in axes.values()}) > 1:
         lengths = ", ".join(f"{k}: {len(v)}" for k, v in axes.items())
         raise _fail("axes", f"zipped axes need lists of one length ({lengths})")
-    seeds = table.get("seeds", 1)
-    if isinstance(seeds, int) and not isinstance(seeds, bool) and seeds >= 1:
-        seeds = list(range(1, seeds + 1))
-    elif not (isinstance(seeds, list) and seeds and all(isinstance(s, int) and s >= 0 for s in seeds)):
-        raise _fail("seeds", f"{seeds!r}; a number of replications (≥ 1) or a list of seeds")
-    labels = table.get("labels", {})
-    for label, template in labels.items():
-        missing = [k for k in _LABEL_FIELD.findall(str(template)) if k not in axes]
+    seeds = _seeds(table.get("seeds", 1))
+    combinations = len(next(iter(axes.values()), [None])) if combine == "zip" else math.prod(map(len, axes.values()))
+    if combinations * len(seeds) > MAX_RUNS:
+        raise _fail(
+            "axes" if axes else "seeds",
+            f"{combinations} combinations x {len(seeds)} seeds = {combinations * len(seeds)} runs;"
+            f" allowed: at most {MAX_RUNS} runs per campaign (split it into several)",
+        )
+    labels = _labels(table.get("labels", {}), axes)
+    return CampaignSpec(name=name, base=_base(table, origin), axes=axes, seeds=seeds, combine=combine, labels=labels)
+
+
+def _read(origin: Path) -> dict[str, Any]:
+    """The table of a campaign file: a regular file of UTF-8 TOML."""
+    try:
+        if not origin.is_file():  # a directory, a FIFO (reading it would wait), a device
+            origin.stat()  # raises if it does not exist
+            raise _fail(str(origin), "not a regular file; allowed: a campaign .toml file")
+        return tomllib.loads(origin.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise _fail(str(origin), f"cannot read: {error.strerror}") from None
+    except UnicodeDecodeError:
+        raise _fail(str(origin), "cannot read: not UTF-8 text") from None
+    except tomllib.TOMLDecodeError as error:
+        raise _fail(str(origin), f"invalid TOML: {error}") from None
+
+
+def _base(table: Mapping[str, Any], origin: Path | None) -> dict[str, Any]:
+    """The base scenario: a file (relative to the campaign file), a study, or a table."""
+    if "base" not in table:
+        raise _fail("base", "missing; allowed: a scenario file, a study name or an inline table")
+    source = table["base"]
+    if isinstance(source, str):
+        relative = origin.parent / source if origin is not None else None
+        return load(relative if relative is not None and relative.is_file() else source)
+    if isinstance(source, Mapping):
+        return load(source)
+    raise _fail("base", f"{source!r}; allowed: a scenario file, a study name or an inline table")
+
+
+def _seeds(value: Any) -> list[int]:
+    """`seeds = N` (seeds 1 to N) or a list of distinct seeds."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        if not 1 <= value <= MAX_RUNS:
+            raise _fail("seeds", f"{value}; allowed: a number of replications from 1 to {MAX_RUNS}, or a list of seeds")
+        return list(range(1, value + 1))
+    if not isinstance(value, list) or not value:
+        raise _fail("seeds", f"{value!r}; allowed: a number of replications (1 or more) or a non-empty list of seeds")
+    for seed in value:
+        check_seed(seed, "seeds: seed")
+    repeated = next((seed for seed, count in collections.Counter(value).items() if count > 1), None)
+    if repeated is not None:
+        raise _fail("seeds", f"{repeated} is listed twice; allowed: distinct seeds (each is one replication)")
+    return list(value)
+
+
+def _labels(table: Any, axes: Mapping[str, Any]) -> dict[str, str]:
+    """Label columns: each a name of its own and a text template of `{axis}` fields."""
+    if not isinstance(table, Mapping):
+        raise _fail("labels", f"{table!r}; allowed: a table of names and text templates, e.g. case = \"{{flows.0.cc}}\"")
+    for label, template in table.items():
+        where = f"labels.{label}"
+        if not isinstance(template, str):
+            raise _fail(where, f"{template!r}; allowed: a text template, e.g. \"{{flows.0.cc}}-{{duration}}\"")
+        if label in axes:
+            raise _fail(where, "an axis has this name; allowed: a name no axis has")
+        if is_reserved_column(label):
+            raise _fail(where, f"a column of the index has this name; reserved: {reserved_columns_text()}")
+        missing = [k for k in _LABEL_FIELD.findall(template) if k not in axes]
         if missing:
-            raise _fail(f"labels.{label}", f"{{{missing[0]}}} is not an axis; axes: {', '.join(axes)}")
-    name = table.get("name") or (origin.stem if origin is not None else "campaign")
-    return CampaignSpec(name=name, base=base, axes=axes, seeds=seeds, combine=combine, labels=dict(labels))
+            raise _fail(where, f"{{{missing[0]}}} is not an axis; axes: {', '.join(axes) or 'none'}")
+    return dict(table)
 
 
 def _axes(table: Any) -> dict[str, list[tuple[Any, dict[str, Any]]]]:
-    """Dotted-key axes (a list of values) and named axes (a table of override tables)."""
+    """Dotted-key axes (a list of distinct values) and named axes (a table of override tables).
+    An axis is an index column, so its name is none of the index's own; the seed is `seeds`'s."""
     if not isinstance(table, Mapping):
         raise _fail("axes", "must be a table of dotted keys and lists of values")
     axes = {}
@@ -122,6 +183,15 @@ def _axes(table: Any) -> dict[str, list[tuple[Any, dict[str, Any]]]]:
             axes[key] = [(name, dict(overrides)) for name, overrides in values.items()]
         else:
             raise _fail(f"axes.{key}", "must be a non-empty list of values (or a table of named override tables)")
+        if any("seed" in overrides for _, overrides in axes[key]):
+            raise _fail(f"axes.{key}", "sets the seed; allowed: seeds = N or a list of seeds, not an axis")
+        if is_reserved_column(key):
+            raise _fail(f"axes.{key}", f"a column of the index has this name; reserved: {reserved_columns_text()}")
+        texts = [json.dumps(value, sort_keys=True, default=str) for value, _ in axes[key]]
+        counts = collections.Counter(texts)
+        repeated = next((value for (value, _), text in zip(axes[key], texts, strict=True) if counts[text] > 1), None)
+        if repeated is not None:
+            raise _fail(f"axes.{key}", f"{repeated!r} is listed twice; allowed: distinct values")
     return axes
 
 
@@ -162,21 +232,25 @@ def _combinations(campaign: CampaignSpec) -> list[tuple[dict[str, Any], dict[str
 
 
 def expand(campaign: CampaignSpec) -> list[Run]:
-    """Every run of the campaign, validated, in axis order then seed order."""
+    """Every run of the campaign, validated, in axis order then seed order.
+
+    A combination is resolved once: the seed is a plain value of the resolved scenario, so
+    each seed's scenario is that one with its seed (and shares its tables)."""
     runs = []
     for params, overrides in _combinations(campaign):
+        try:
+            scenario = validate(apply_overrides(campaign.base, {**overrides, "seed": campaign.seeds[0]}))
+        except ScenarioError as error:
+            path = str(error).split(": ", 1)[0]
+            named = [k for k in params for o in _axis_keys(campaign, k) if path == o or path.startswith(f"{o}.")]
+            culprit = max(named, key=len, default=None)
+            where = f"axes.{culprit} = {params[culprit]!r}" if culprit is not None else f"campaign run {params}" if params else "base"
+            raise ScenarioError(f"{where}: {error}") from None
+        labels = {
+            name: _LABEL_FIELD.sub(lambda m: str(params[m.group(1)]), template)
+            for name, template in campaign.labels.items()
+        }
         for seed in campaign.seeds:
-            try:
-                scenario = validate(apply_overrides(campaign.base, {**overrides, "seed": seed}))
-            except ScenarioError as error:
-                path = str(error).split(": ", 1)[0]
-                named = [k for k in params for o in _axis_keys(campaign, k) if path == o or path.startswith(f"{o}.")]
-                culprit = max(named, key=len, default=None)
-                where = f"axes.{culprit} = {params[culprit]!r}" if culprit else f"campaign run {params}"
-                raise ScenarioError(f"{where}: {error}") from None
-            labels = {
-                name: _LABEL_FIELD.sub(lambda m: str(params[m.group(1)]), template)
-                for name, template in campaign.labels.items()
-            }
-            runs.append(Run(params=params, seed=seed, labels=labels, scenario=scenario, run_id=run_id(scenario)))
+            seeded = {**scenario, "seed": seed}
+            runs.append(Run(params=params, seed=seed, labels=labels, scenario=seeded, run_id=run_id(seeded)))
     return runs

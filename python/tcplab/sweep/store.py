@@ -6,11 +6,13 @@
     DIR/index.parquet            one row per run of the campaign: axis values, labels, seed,
                                  status, error and summary metrics
 
-A run directory exists only once complete, so "finished" is "its directory exists" (the
-staging directory of a save cut short is removed at the end of an invocation): a second
-invocation after Ctrl-C, a crash or a lost worker runs only what is missing, and a changed axis
-adds only the new runs. Wall-clock fields are kept out of the index, so the index of a
-campaign is the same, bit for bit, whichever engine and worker count produced it.
+A run directory exists only once complete, so "finished" is "its directory exists" (what a
+save cut short leaves, its staging directory and lock file, is removed at the end of an
+invocation, once every worker has stopped): a second invocation after Ctrl-C, a crash or a
+lost worker runs only what is missing, and a changed axis adds only the new runs. Axes and
+labels are columns of the index beside its own (`is_reserved_column`). Wall-clock fields are
+kept out of the index, so the index of a campaign is the same, bit for bit, whichever engine
+and worker count produced it.
 """
 
 from __future__ import annotations
@@ -18,21 +20,45 @@ from __future__ import annotations
 import json
 import math
 import os
-import shutil
+import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from ..result import remove_stale_leftovers
 from ..units import rate_bps
-from .campaign import Run
+
+if TYPE_CHECKING:
+    from .campaign import Run
 
 RUNS = "runs"
 FAILED = "failed"
 INDEX = "index.parquet"
+# The columns of the index besides axes and labels, and those `aggregate` adds to the table.
+INDEX_COLUMNS = ("run_id", "seed", "status", "error")
+TABLE_COLUMNS = ("runs",)
+AGGREGATES = ("mean", "ci95")
+METRICS = (
+    "goodput_mbps", "rtt_mean_ms", "rtt_p95_ms", "retransmits", "fairness_jain", "bottleneck_utilization",
+    "bottleneck_drops", "goodput_pct_of_bottleneck", "wifi_ap_drop_ratio", "wifi_collisions", "wifi_airtime_busy",
+)
+FLOW_METRICS = ("goodput_mbps", "rtt_mean_ms")  # per flow, as flow<id>_<metric>
+_METRIC = re.compile(rf"(?:{'|'.join(METRICS)}|flow\d+_(?:{'|'.join(FLOW_METRICS)}))(?:_(?:{'|'.join(AGGREGATES)}))?")
 # Student's t, two-sided 95 %, by degrees of freedom 1..30; beyond, the normal 1.96.
 _T95 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
         2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042]
+
+
+def is_reserved_column(name: str) -> bool:
+    """Whether an axis or label named `name` would collide with a column of the index or the table."""
+    return name in INDEX_COLUMNS or name in TABLE_COLUMNS or _METRIC.fullmatch(name) is not None
+
+
+def reserved_columns_text() -> str:
+    """The reserved column names, for error messages."""
+    flows = ", ".join(f"flowN_{m}" for m in FLOW_METRICS)
+    return f"{', '.join(INDEX_COLUMNS + TABLE_COLUMNS)}, the metrics ({', '.join(METRICS)}, {flows}) and each metric with _{' or _'.join(AGGREGATES)}"
 
 
 def t95(degrees_of_freedom: int) -> float:
@@ -81,12 +107,10 @@ class Store:
         return pl.DataFrame(rows, infer_schema_length=None)
 
     def remove_leftovers(self) -> None:
-        """Removes the staging directories of saves that never finished (a worker killed while
-        writing); the runs they belonged to are missing and run again next time."""
+        """Removes what the saves of killed workers left (staging directories, lock files; see
+        `remove_stale_leftovers`); the runs they belonged to are missing and run again next time."""
         if self.runs.is_dir():
-            for path in self.runs.iterdir():
-                if path.name.startswith(".") and (".partial-" in path.name or ".retired-" in path.name):
-                    shutil.rmtree(path, ignore_errors=True)
+            remove_stale_leftovers(self.runs)
 
     def write_index(self, frame: pl.DataFrame) -> None:
         staging = self.directory / f".{INDEX}.partial"
@@ -138,13 +162,13 @@ def aggregate(index: pl.DataFrame, group_by: list[str]) -> pl.DataFrame:
     if done.is_empty():
         return pl.DataFrame({key: [] for key in group_by})
     aggregations = [pl.len().alias("runs")]
-    for column in numeric:
-        aggregations += [pl.col(column).mean().alias(f"{column}_mean"), pl.col(column).std().alias(f"_{column}_sd")]
+    for column in numeric:  # the standard deviation, in the column that receives the half-width
+        aggregations += [pl.col(column).mean().alias(f"{column}_mean"), pl.col(column).std().alias(f"{column}_ci95")]
     table = done.group_by(group_by, maintain_order=True).agg(aggregations) if group_by else done.select(aggregations)
     for column in numeric:
         half = [
             None if sd is None or n < 2 or math.isnan(sd) else t95(n - 1) * sd / math.sqrt(n)
-            for sd, n in zip(table[f"_{column}_sd"], table["runs"], strict=True)
+            for sd, n in zip(table[f"{column}_ci95"], table["runs"], strict=True)
         ]
-        table = table.with_columns(pl.Series(f"{column}_ci95", half, dtype=pl.Float64)).drop(f"_{column}_sd")
+        table = table.with_columns(pl.Series(f"{column}_ci95", half, dtype=pl.Float64))
     return table
