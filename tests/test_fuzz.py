@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from tests import fuzz_scenarios
 
-MUTANTS = 400
+MUTANTS = 1500
 SEED = 14
 
 
