@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-rust test-python emu-tools browser bench schema install clean
+.PHONY: demo test lint format test-rust test-python emu-tools browser bench schema install clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -14,7 +14,7 @@ $(BIN)/python:
 
 # Rebuild the extension whenever Rust or packaging files change.
 $(STAMP): $(BIN)/python pyproject.toml Cargo.toml $(shell find crates -name '*.rs' -o -name Cargo.toml) $(shell find python -name '*.py' -o -name '*.toml')
-	$(BIN)/pip install --quiet "maturin>=1.7,<2" "pytest>=8"
+	$(BIN)/pip install --quiet "maturin>=1.7,<2" "pytest>=8" "ruff==0.17.6"
 	$(BIN)/maturin develop --release --quiet --extras test
 	touch $(STAMP)
 
@@ -23,7 +23,19 @@ install: $(STAMP)
 demo: install
 	$(BIN)/tcplab demo
 
-test: install test-rust test-python
+test: install lint test-rust test-python
+
+# Formatting and lints (rustfmt.toml, [tool.ruff] in pyproject.toml); `make format` applies them.
+lint: install
+	cargo fmt --all --check
+	cargo clippy --workspace --all-targets --quiet -- -D warnings
+	$(BIN)/ruff format --check --quiet python tests benches
+	$(BIN)/ruff check --quiet python tests benches
+
+format: install
+	cargo fmt --all
+	$(BIN)/ruff format --quiet python tests benches
+	$(BIN)/ruff check --quiet --fix python tests benches
 
 test-rust:
 	cargo test --workspace --exclude tcplab-py

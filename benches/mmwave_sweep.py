@@ -45,9 +45,11 @@ def main() -> None:
         results = list(pool.map(measure, cases))
     total = time.perf_counter() - started
     print(f"{'case':<12} {'wall s':>7} {'sim s/wall s':>12} {'delivered':>11} {'peak RSS MB':>12} {'Mb/s':>8} {'RTT ms':>7}")
-    for case, r in zip(cases, results):
+    for case, r in zip(cases, results, strict=True):
         speed = r["sim_seconds"] / r["wall_seconds"]
-        print(f"{case:<12} {r['wall_seconds']:>7.2f} {speed:>12.1f} {r['packets_delivered']:>11,} {r['peak_rss_mb']:>12.0f} {r['goodput_mbps']:>8.1f} {r['rtt_mean_ms']:>7.1f}")
+        print(
+            f"{case:<12} {r['wall_seconds']:>7.2f} {speed:>12.1f} {r['packets_delivered']:>11,} {r['peak_rss_mb']:>12.0f} {r['goodput_mbps']:>8.1f} {r['rtt_mean_ms']:>7.1f}"
+        )
     print(f"sweep of {len(cases)} runs with {args.jobs} jobs: {total:.1f} s wall")
 
 

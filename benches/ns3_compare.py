@@ -12,7 +12,7 @@ ACK every 2nd segment, SACK and timestamps, initial window 10, infinite initial 
 6 MiB socket buffers,
 no traffic-control layer so the device queue is the only queue). Its RTT is estimated as
 the mean one-way delay of data packets (FlowMonitor) plus the 20 ms base delay of the
-ACK path. Differences that remain by design are listed in algorithms.md §1.13.
+ACK path. Differences that remain by design are listed in docs/models.md, TCP sender.
 """
 
 import argparse

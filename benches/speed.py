@@ -35,7 +35,9 @@ def main() -> None:
     for path in paths:
         r = measure(path)
         rate = r["packets_delivered"] / r["wall_seconds"] if r["wall_seconds"] > 0 else float("inf")
-        print(f"{path.stem:<22} {r['sim_seconds']:>7.0f} {r['wall_seconds']:>8.2f} {r['events']:>12,} {r['packets_delivered']:>12,} {rate:>12,.0f} {r['peak_rss_mb']:>12.1f}")
+        print(
+            f"{path.stem:<22} {r['sim_seconds']:>7.0f} {r['wall_seconds']:>8.2f} {r['events']:>12,} {r['packets_delivered']:>12,} {rate:>12,.0f} {r['peak_rss_mb']:>12.1f}"
+        )
 
 
 if __name__ == "__main__":

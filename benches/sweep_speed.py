@@ -42,10 +42,14 @@ def main() -> None:
     two, _ = timed(HEAVY, 2)
     dask_two, _ = timed(HEAVY, 2, "dask")
     light, light_runs = timed(LIGHT, 1)
-    print(f"{runs} heavy runs: 1 worker {one:.1f} s ({one / runs:.2f} s per run), 2 workers {two:.1f} s,"
-          f" speed-up {one / two:.2f}x; Dask with 2 workers {dask_two:.1f} s ({one / dask_two:.2f}x)")
-    print(f"{light_runs} near-empty runs on 1 worker: {light:.2f} s, {1000 * light / light_runs:.0f} ms per run"
-          " (process start included)")
+    print(
+        f"{runs} heavy runs: 1 worker {one:.1f} s ({one / runs:.2f} s per run), 2 workers {two:.1f} s,"
+        f" speed-up {one / two:.2f}x; Dask with 2 workers {dask_two:.1f} s ({one / dask_two:.2f}x)"
+    )
+    print(
+        f"{light_runs} near-empty runs on 1 worker: {light:.2f} s, {1000 * light / light_runs:.0f} ms per run"
+        " (process start included)"
+    )
 
 
 if __name__ == "__main__":

@@ -17,8 +17,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
 import tcplab
-from tcplab import cli, studies
+from tcplab import studies
+from tcplab.progress import ProgressLine
 from tcplab.scenario import to_toml
 
 from .conftest import REPOSITORY, CliOutcome
@@ -28,9 +30,7 @@ RunCli = Callable[..., CliOutcome]
 RUN_FILES = {"scenario.toml", "summary.json", "flows.parquet", "links.parquet", "plots"}
 
 
-def test_run_writes_every_file_and_prints_the_summary(
-    run_cli: RunCli, tiny_scenario: Path, tmp_path: Path
-) -> None:
+def test_run_writes_every_file_and_prints_the_summary(run_cli: RunCli, tiny_scenario: Path, tmp_path: Path) -> None:
     outcome = run_cli("run", tiny_scenario, "-o", tmp_path / "out")
     assert (outcome.code, outcome.stderr) == (0, "")
     assert {path.name for path in (tmp_path / "out").iterdir()} == RUN_FILES
@@ -38,9 +38,7 @@ def test_run_writes_every_file_and_prints_the_summary(
     assert [path.stem for path in pictures] == ["backlog", "cwnd", "rtt", "throughput"]
     assert all(path.stat().st_size > 0 for path in pictures)
     assert re.search(r"^0\s+cubic\s+\d+\.\d\d\s", outcome.stdout, re.MULTILINE), outcome.stdout
-    assert re.search(r"^left->right\s+\d+\.\d%\s+\d+\s+\d+$", outcome.stdout, re.MULTILINE), (
-        outcome.stdout
-    )
+    assert re.search(r"^left->right\s+\d+\.\d%\s+\d+\s+\d+$", outcome.stdout, re.MULTILINE), outcome.stdout
     assert "Jain's fairness index: 1.000" in outcome.stdout
     assert "events" in outcome.stdout
     assert outcome.stdout.rstrip().endswith(f"wrote {tmp_path / 'out'}")
@@ -59,9 +57,7 @@ def test_run_defaults_to_a_timestamped_directory_under_runs(
     assert f"wrote {Path('runs') / directories[0]}" in first.stdout + second.stdout
 
 
-def test_run_applies_set_seed_and_no_plots(
-    run_cli: RunCli, tiny_scenario: Path, tmp_path: Path
-) -> None:
+def test_run_applies_set_seed_and_no_plots(run_cli: RunCli, tiny_scenario: Path, tmp_path: Path) -> None:
     outcome = run_cli(
         "run",
         tiny_scenario,
@@ -86,18 +82,14 @@ def test_run_applies_set_seed_and_no_plots(
 
 
 def test_run_takes_a_study_name(run_cli: RunCli, tmp_path: Path) -> None:
-    outcome = run_cli(
-        "run", "rtt-lens", "-o", tmp_path / "out", "--set", "duration=1s", "--no-plots"
-    )
+    outcome = run_cli("run", "rtt-lens", "-o", tmp_path / "out", "--set", "duration=1s", "--no-plots")
     assert outcome.code == 0, outcome.stderr
     assert (tmp_path / "out" / "rtt.parquet").exists(), "the study records RTT samples"
     assert outcome.stdout.startswith("rtt-lens: ")
 
 
 def test_run_takes_a_study_case_and_prints_the_radio_table(run_cli: RunCli, tmp_path: Path) -> None:
-    outcome = run_cli(
-        "run", "siad-mmwave:bbr-4MB", "-o", tmp_path / "out", "--set", "duration=0.5s", "--no-plots"
-    )
+    outcome = run_cli("run", "siad-mmwave:bbr-4MB", "-o", tmp_path / "out", "--set", "duration=0.5s", "--no-plots")
     assert outcome.code == 0, outcome.stderr
     assert outcome.stdout.startswith("siad-mmwave-bbr-4MB: ")
     assert "user  SINR mean dB  line of sight" in outcome.stdout
@@ -105,8 +97,7 @@ def test_run_takes_a_study_case_and_prints_the_radio_table(run_cli: RunCli, tmp_
 
 
 def test_a_wifi_run_prints_the_bss_table(run_cli: RunCli, tmp_path: Path) -> None:
-    outcome = run_cli("run", "wifi-cubic-bbr:wifi4-4-cubic", "--set", "duration=1s", "--no-plots",
-                      "-o", tmp_path / "out")
+    outcome = run_cli("run", "wifi-cubic-bbr:wifi4-4-cubic", "--set", "duration=1s", "--no-plots", "-o", tmp_path / "out")
     assert outcome.code == 0, outcome.stderr
     assert "WiFi: MCS 4 (39.0 Mbps PHY) at 13.97 dB SNR" in outcome.stdout
     assert "left (AP)" in outcome.stdout and "drop ratio at the AP" in outcome.stdout
@@ -136,9 +127,7 @@ BAD_INPUT = [
 # fmt: on
 
 
-@pytest.mark.parametrize(
-    ("arguments", "expected"), [case[1:] for case in BAD_INPUT], ids=[case[0] for case in BAD_INPUT]
-)
+@pytest.mark.parametrize(("arguments", "expected"), [case[1:] for case in BAD_INPUT], ids=[case[0] for case in BAD_INPUT])
 def test_bad_overrides_exit_2_with_one_line(
     run_cli: RunCli, tiny_scenario: Path, tmp_path: Path, arguments: list[str], expected: str
 ) -> None:
@@ -155,12 +144,8 @@ SOME_MALFORMED = [
 ]
 
 
-@pytest.mark.parametrize(
-    "case", [case for case in MALFORMED if case[0] in SOME_MALFORMED], ids=SOME_MALFORMED
-)
-def test_bad_scenario_files_exit_2_with_one_line_naming_the_key(
-    run_cli: RunCli, tmp_path: Path, case: tuple
-) -> None:
+@pytest.mark.parametrize("case", [case for case in MALFORMED if case[0] in SOME_MALFORMED], ids=SOME_MALFORMED)
+def test_bad_scenario_files_exit_2_with_one_line_naming_the_key(run_cli: RunCli, tmp_path: Path, case: tuple) -> None:
     _, document, path, _ = case
     outcome = run_cli("run", scenario_file(tmp_path, to_toml(document)), "-o", tmp_path / "out")
     assert_bad_input(outcome, f"error: {path}")
@@ -168,9 +153,7 @@ def test_bad_scenario_files_exit_2_with_one_line_naming_the_key(
 
 
 def test_a_missing_scenario_file_exits_2(run_cli: RunCli, tmp_path: Path) -> None:
-    assert_bad_input(
-        run_cli("run", tmp_path / "missing.toml"), f"error: {tmp_path / 'missing.toml'}: no such"
-    )
+    assert_bad_input(run_cli("run", tmp_path / "missing.toml"), f"error: {tmp_path / 'missing.toml'}: no such")
 
 
 def test_a_toml_syntax_error_exits_2(run_cli: RunCli, tmp_path: Path) -> None:
@@ -183,9 +166,7 @@ def test_an_occupied_output_directory_exits_2_before_running_and_stays_untouched
 ) -> None:
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / "notes.txt").write_text("mine")
-    assert_bad_input(
-        run_cli("run", tiny_scenario, "-o", tmp_path / "out"), f"error: {tmp_path / 'out'}: exists"
-    )
+    assert_bad_input(run_cli("run", tiny_scenario, "-o", tmp_path / "out"), f"error: {tmp_path / 'out'}: exists")
     assert [path.name for path in (tmp_path / "out").iterdir()] == ["notes.txt"]
     assert_bad_input(
         run_cli("run", tiny_scenario, "-o", tmp_path / "out", "--overwrite"),
@@ -193,19 +174,17 @@ def test_an_occupied_output_directory_exits_2_before_running_and_stays_untouched
     )
     assert [path.name for path in (tmp_path / "out").iterdir()] == ["notes.txt"]
     (tmp_path / "out" / "summary.json").write_text("{}")  # now it looks like an earlier run
-    assert (
-        run_cli("run", tiny_scenario, "-o", tmp_path / "out", "--overwrite", "--no-plots").code == 0
-    )
+    assert run_cli("run", tiny_scenario, "-o", tmp_path / "out", "--overwrite", "--no-plots").code == 0
     assert {path.name for path in (tmp_path / "out").iterdir()} == RUN_FILES - {"plots"}
 
 
 def test_ctrl_c_during_a_run_exits_130_and_writes_nothing(
     run_cli: RunCli, tiny_scenario: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def interrupt(self: cli.ProgressLine, fraction_done: float) -> None:
+    def interrupt(self: ProgressLine, fraction_done: float) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli.ProgressLine, "__call__", interrupt)
+    monkeypatch.setattr(ProgressLine, "__call__", interrupt)
     outcome = run_cli("run", tiny_scenario, "-o", tmp_path / "out")
     assert (outcome.code, outcome.stderr, outcome.stdout) == (130, "interrupted\n", "")
     assert list(tmp_path.iterdir()) == [tiny_scenario]
@@ -273,12 +252,8 @@ def assert_bad_input(outcome: CliOutcome, expected_start: str) -> None:
 def test_schema_prints_the_checked_in_json_schema(run_cli: RunCli) -> None:
     outcome = run_cli("schema")
     assert outcome.code == 0
-    checked_in = json.loads(
-        (REPOSITORY / "schema" / "scenario.schema.json").read_text(encoding="utf-8")
-    )
-    assert json.loads(outcome.stdout) == checked_in, (
-        "schema/scenario.schema.json is stale: make schema"
-    )
+    checked_in = json.loads((REPOSITORY / "schema" / "scenario.schema.json").read_text(encoding="utf-8"))
+    assert json.loads(outcome.stdout) == checked_in, "schema/scenario.schema.json is stale: make schema"
 
 
 def test_list_shows_algorithms_queues_topologies_and_studies(run_cli: RunCli) -> None:
@@ -316,9 +291,7 @@ def test_demo_compares_cubic_and_bbr_side_by_side(run_cli: RunCli) -> None:
     assert outcome.code == 0, outcome.stderr
     header = next(line for line in outcome.stdout.splitlines() if "cubic" in line and "bbr" in line)
     assert header.split() == ["cubic", "bbr"]
-    assert re.search(r"^goodput Mbps\s+\d+\.\d\d\s+\d+\.\d\d$", outcome.stdout, re.MULTILINE), (
-        outcome.stdout
-    )
+    assert re.search(r"^goodput Mbps\s+\d+\.\d\d\s+\d+\.\d\d$", outcome.stdout, re.MULTILINE), outcome.stdout
     assert re.search(r"^RTT p95 ms\s+\d+\.\d\s+\d+\.\d$", outcome.stdout, re.MULTILINE)
 
 
@@ -346,7 +319,7 @@ class FakeClock:
 
 def test_the_progress_line_appears_after_a_second_and_is_erased_at_the_end() -> None:
     terminal, clock = FakeTerminal(is_terminal=True), FakeClock()
-    with cli.ProgressLine(stream=terminal, clock=clock) as progress:
+    with ProgressLine(stream=terminal, clock=clock) as progress:
         progress(0.1)
         assert terminal.getvalue() == "", "nothing in the first second"
         clock.now += 1.5
@@ -359,7 +332,7 @@ def test_the_progress_line_appears_after_a_second_and_is_erased_at_the_end() -> 
 
 def test_the_progress_line_is_quiet_in_a_log_for_the_first_ten_seconds() -> None:
     pipe, clock = FakeTerminal(is_terminal=False), FakeClock()
-    with cli.ProgressLine(stream=pipe, clock=clock) as progress:
+    with ProgressLine(stream=pipe, clock=clock) as progress:
         clock.now += 5
         progress(0.5)
     assert pipe.getvalue() == ""

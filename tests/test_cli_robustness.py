@@ -6,7 +6,6 @@ during a save, `-o` through a symbolic link or below a file; progress lines in l
 
 from __future__ import annotations
 
-import io
 import os
 import re
 import signal
@@ -19,10 +18,13 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+
 import tcplab
-from tcplab import ScenarioError, cli
+from tcplab import ScenarioError
+from tcplab.progress import ProgressLine, SweepProgressLine
 from tcplab.report import _table_html
 from tcplab.result import check_run_name, claimed, remove_stale_leftovers
+from tcplab.tables import format_campaign_table
 
 from .conftest import TINY_SCENARIO, CliOutcome
 from .test_cli import FakeClock, FakeTerminal, assert_bad_input
@@ -57,12 +59,12 @@ def dead_pid() -> int:
 
 @pytest.mark.parametrize(
     "arguments",
-    [["run", "rtt-lens", "--seed", "-1"], ["run", "rtt-lens", "--seed", "99999999999999999999999"],
-     ["demo", "--seed", "-1"]],
+    [["run", "rtt-lens", "--seed", "-1"], ["run", "rtt-lens", "--seed", "99999999999999999999999"], ["demo", "--seed", "-1"]],
     ids=["run -1", "run 10^23", "demo -1"],
 )
-def test_an_out_of_range_seed_is_one_line(run_cli: RunCli, arguments: list[str], tmp_path: Path,
-                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_out_of_range_seed_is_one_line(
+    run_cli: RunCli, arguments: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     outcome = run_cli(*arguments)
     assert_bad_input(outcome, f"error: --seed {arguments[-1]}: not a seed; allowed: an integer from 0 to 2^64-1")
@@ -113,7 +115,7 @@ def test_check_run_name_takes_one_directory_name() -> None:
     for good in ("rtt-lens", "case 1", "bbr.v2", "siad-mmwave-bbr-4MB"):
         check_run_name(good)
     for bad in ("", " ", "a/b", "a\\b", "..", "a..b", "/abs", "nul\0"):
-        with pytest.raises(ScenarioError, match="^campaign.toml: name: "):
+        with pytest.raises(ScenarioError, match=r"^campaign\.toml: name: "):
             check_run_name(bad, "campaign.toml: name")
 
 
@@ -124,9 +126,7 @@ def test_a_file_in_the_output_path_is_named(run_cli: RunCli, tiny_scenario: Path
         assert_bad_input(outcome, f"error: {tmp_path / 'notes.txt'}: is a file, not a directory")
 
 
-def test_output_through_a_symbolic_link_lands_where_it_points(
-    run_cli: RunCli, tiny_scenario: Path, tmp_path: Path
-) -> None:
+def test_output_through_a_symbolic_link_lands_where_it_points(run_cli: RunCli, tiny_scenario: Path, tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     (tmp_path / "link").symlink_to("empty")
     outcome = run_cli("run", tiny_scenario, "-o", tmp_path / "link", "--no-plots")
@@ -143,10 +143,14 @@ def test_a_directory_another_process_writes_is_refused_in_one_line(tmp_path: Pat
     (tmp_path / "tiny.toml").write_text(TINY_SCENARIO)
     with claimed(tmp_path / "out", overwrite=False):  # as a concurrent `tcplab run -o out` would
         assert (tmp_path / ".out.lock").read_text() == f"tcplab {os.getpid()}\n"
-        second = subprocess.run([*TCPLAB, "run", "tiny.toml", "-o", "out", "--no-plots"], cwd=tmp_path,
-                                capture_output=True, text=True, timeout=120)
+        second = subprocess.run(
+            [*TCPLAB, "run", "tiny.toml", "-o", "out", "--no-plots"], cwd=tmp_path, capture_output=True, text=True, timeout=120
+        )
     assert second.returncode == 2, second.stderr
-    assert second.stderr == f"error: out: another tcplab process (pid {os.getpid()}) is writing it; allowed: wait for it to finish, or another directory\n"
+    assert (
+        second.stderr
+        == f"error: out: another tcplab process (pid {os.getpid()}) is writing it; allowed: wait for it to finish, or another directory\n"
+    )
     assert not (tmp_path / "out").exists() and leftovers(tmp_path) == [], "the lock file goes with the lock"
 
 
@@ -158,7 +162,7 @@ def test_two_runs_into_one_directory_at_once_do_not_both_succeed(tmp_path: Path)
     while not (tmp_path / ".out.lock").exists() and first.poll() is None and time.monotonic() < deadline:
         time.sleep(0.01)
     second = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=120)
-    first_out, first_err = first.communicate(timeout=120)
+    _, first_err = first.communicate(timeout=120)
     codes = sorted([first.returncode, second.returncode])
     assert codes == [0, 2], (first_err, second.stderr)
     refused = second.stderr if second.returncode else first_err
@@ -202,8 +206,13 @@ def stuck_save(tmp_path: Path) -> Callable[[str], StuckSave]:
 
     def start(target: str) -> StuckSave:
         (tmp_path / "tiny.toml").write_text(TINY_SCENARIO)
-        process = subprocess.Popen([sys.executable, "-c", STUCK_IN_SAVE, "tiny.toml", target], cwd=tmp_path,
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        process = subprocess.Popen(
+            [sys.executable, "-c", STUCK_IN_SAVE, "tiny.toml", target],
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         processes.append(process)
         assert process.stdout is not None and process.stdout.readline() == "saving\n", process.stderr.read()
         return StuckSave(process)
@@ -254,8 +263,13 @@ def test_an_overwrite_killed_between_its_renames_gets_the_earlier_run_back(
 
 
 def test_sigterm_stops_a_long_run_like_ctrl_c(tmp_path: Path) -> None:
-    process = subprocess.Popen([*TCPLAB, "run", "deep-buffer", "--set", "duration=3600s", "-o", "out"],
-                               cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [*TCPLAB, "run", "deep-buffer", "--set", "duration=3600s", "-o", "out"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 60
         lock = tmp_path / ".out.lock"
@@ -283,10 +297,8 @@ def test_the_cli_restores_the_sigterm_handler(run_cli: RunCli) -> None:
 
 def test_progress_in_a_log_is_a_plain_line_now_and_then() -> None:
     log, clock = FakeTerminal(is_terminal=False), FakeClock()
-    with cli.ProgressLine("rtt-lens", stream=log, clock=clock,
-                          describe=lambda f: f"{15 * f:.1f} of 15 s simulated") as progress:
-        for seconds, fraction in [(5, 0.2), (10.4, 0.4), (12, 0.5), (21, 0.48), (25, 0.6), (33, 0.69),
-                                  (84, 0.69), (86, 0.69)]:
+    with ProgressLine("rtt-lens", stream=log, clock=clock, describe=lambda f: f"{15 * f:.1f} of 15 s simulated") as progress:
+        for seconds, fraction in [(5, 0.2), (10.4, 0.4), (12, 0.5), (21, 0.48), (25, 0.6), (33, 0.69), (84, 0.69), (86, 0.69)]:
             clock.now = 100 + seconds
             progress(fraction)
     assert log.getvalue().splitlines() == [
@@ -310,7 +322,7 @@ class FakeSweepState:
 
 
 def test_sweep_progress_in_a_log_counts_runs_and_gives_an_eta() -> None:
-    progress, clock = cli.SweepProgressLine(), FakeClock()
+    progress, clock = SweepProgressLine(), FakeClock()
     progress.stream, progress.clock, progress.started = FakeTerminal(is_terminal=False), clock, clock.now
     clock.now += 11
     progress(FakeSweepState(total=50, skipped=2, done=11, failed=1, eta_seconds=40.4))
@@ -334,15 +346,20 @@ def test_reproduce_no_plots_writes_the_report_without_figures(run_cli: RunCli, t
 
 # --- confidence intervals the seeds agree on ------------------------------------------------------
 
-TABLE = pl.DataFrame({
-    "cc": ["cubic", "bbr"], "runs": [3, 3],
-    "goodput_mbps_mean": [9.5880768, 9.5846016], "goodput_mbps_ci95": [0.0, 0.0],
-    "rtt_mean_ms_mean": [295.246761, 47.433], "rtt_mean_ms_ci95": [0.0, 0.013041],
-})
+TABLE = pl.DataFrame(
+    {
+        "cc": ["cubic", "bbr"],
+        "runs": [3, 3],
+        "goodput_mbps_mean": [9.5880768, 9.5846016],
+        "goodput_mbps_ci95": [0.0, 0.0],
+        "rtt_mean_ms_mean": [295.246761, 47.433],
+        "rtt_mean_ms_ci95": [0.0, 0.013041],
+    }
+)
 
 
 def test_the_cli_table_says_identical_across_seeds_instead_of_plus_minus_zero() -> None:
-    text = cli.format_campaign_table(TABLE, ["cc"])
+    text = format_campaign_table(TABLE, ["cc"])
     assert "± 0.000" not in text
     assert re.search(r"^cubic\s+3\s+9\.588 \*\s+295\.247 \*", text, re.MULTILINE), text
     assert re.search(r"^bbr\s+3\s+9\.585 \*\s+47\.433 ± 0\.013", text, re.MULTILINE), text
@@ -389,16 +406,24 @@ def test_list_writes_parameters_as_a_scenario_does(run_cli: RunCli) -> None:
 
 
 def test_compare_refuses_an_occupied_directory_unless_overwrite_and_then_only_its_own(
-    run_cli: RunCli, tiny_result: tcplab.Result, two_flow_result: tcplab.Result, tmp_path: Path,
+    run_cli: RunCli,
+    tiny_result: tcplab.Result,
+    two_flow_result: tcplab.Result,
+    tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     first, second = tiny_result.save(tmp_path / "tiny", plots=False), two_flow_result.save(tmp_path / "two", plots=False)
     assert run_cli("compare", first, second, "-o", tmp_path / "cmp").code == 0
     (tmp_path / "cmp" / "figures" / "stale.svg").write_text("old")
-    assert_bad_input(run_cli("compare", first, second, "-o", tmp_path / "cmp"), f"error: {tmp_path / 'cmp'}: exists and is not empty")
+    assert_bad_input(
+        run_cli("compare", first, second, "-o", tmp_path / "cmp"), f"error: {tmp_path / 'cmp'}: exists and is not empty"
+    )
     assert run_cli("compare", first, second, "-o", tmp_path / "cmp", "--overwrite").code == 0
     assert not (tmp_path / "cmp" / "figures" / "stale.svg").exists(), "replaced as a whole"
-    assert_bad_input(run_cli("compare", first, second, "-o", first, "--overwrite"), f"error: {first}: not an output of tcplab (no compare.html)")
+    assert_bad_input(
+        run_cli("compare", first, second, "-o", first, "--overwrite"),
+        f"error: {first}: not an output of tcplab (no compare.html)",
+    )
     monkeypatch.chdir(tmp_path)
     defaults = [run_cli("compare", first, second) for _ in range(2)]
     assert [outcome.code for outcome in defaults] == [0, 0]
@@ -412,8 +437,10 @@ def test_sweep_resumes_its_own_directory_but_refuses_another_occupied_one(run_cl
     outcome = run_cli("sweep", tmp_path / "c.toml", "-o", tmp_path / "occupied")
     assert_bad_input(outcome, f"error: {tmp_path / 'occupied'}: exists, is not empty and holds no campaign")
     assert [p.name for p in (tmp_path / "occupied").iterdir()] == ["notes.txt"]
-    assert_bad_input(run_cli("sweep", tmp_path / "c.toml", "-o", tmp_path / "c.toml" / "x"),
-                     f"error: {tmp_path / 'c.toml'}: is a file, not a directory")
+    assert_bad_input(
+        run_cli("sweep", tmp_path / "c.toml", "-o", tmp_path / "c.toml" / "x"),
+        f"error: {tmp_path / 'c.toml'}: is a file, not a directory",
+    )
 
 
 @pytest.mark.parametrize(

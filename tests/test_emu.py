@@ -20,10 +20,10 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+
 import tcplab
 from tcplab import ScenarioError, _core
-from tcplab.emu import EmulationError, emulate, plan_for
-from tcplab.emu import leftovers, settings
+from tcplab.emu import EmulationError, emulate, leftovers, plan_for, settings
 from tcplab.emu import plan as emu_plan
 from tcplab.emu import run as emu_run
 
@@ -134,7 +134,7 @@ def test_what_cannot_be_emulated_is_refused_in_one_line(overrides: dict, expecte
 
 
 def test_other_topologies_are_refused() -> None:
-    with pytest.raises(ScenarioError, match="topology.kind: 'mmwave' cannot be emulated; allowed: dumbbell"):
+    with pytest.raises(ScenarioError, match=r"topology\.kind: 'mmwave' cannot be emulated; allowed: dumbbell"):
         plan_for(tcplab.resolve(REPOSITORY / "scenarios" / "mmwave-blockage.toml"))
 
 
@@ -188,6 +188,15 @@ def test_every_key_of_a_dumbbell_scenario_is_in_the_kernel_table_and_its_documen
         assert f"`{key}`" in documented, f"{key} is not in docs/emulation.md's table"
 
 
+def test_a_queue_discipline_without_a_kernel_qdisc_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(settings, "KERNEL_QUEUES", ("droptail",))
+    overrides = {"topology.bottleneck.queue": "headdrop"}
+    with pytest.raises(
+        ScenarioError, match=r"^topology.bottleneck.queue: 'headdrop' has no kernel qdisc here; allowed: droptail"
+    ):
+        plan_for(tcplab.resolve("rtt-lens", overrides))
+
+
 def test_a_key_the_table_does_not_know_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delitem(settings.KERNEL_SETTINGS, "tcp.quickack")
     with pytest.raises(ScenarioError, match=r"^flows.0.tcp.quickack: not known to the emulation backend"):
@@ -207,7 +216,10 @@ def test_a_key_the_table_does_not_know_is_refused(monkeypatch: pytest.MonkeyPatc
         ("tcp.pacing=fq", ["--pacing"]),
         ("tcp.slow_start_after_idle=false", ["net.ipv4.tcp_slow_start_after_idle=0"]),
         ("flows.0.cc=newreno", ["traffic send --cc reno "]),
-        ("topology.bottleneck.mtu=9000 topology.access.mtu=9000 tcp.mss=8948", ["ve-rd mtu 9000 gso_max_size 9000", "dl mtu 9000", "--mss 8948"]),
+        (
+            "topology.bottleneck.mtu=9000 topology.access.mtu=9000 tcp.mss=8948",
+            ["ve-rd mtu 9000 gso_max_size 9000", "dl mtu 9000", "--mss 8948"],
+        ),
     ],
 )
 def test_settings_the_kernel_can_have_are_in_the_plan(override: str, applied: list[str]) -> None:
@@ -251,18 +263,28 @@ def test_settings_the_kernel_cannot_have_are_refused_in_one_line(override: str, 
 def test_dry_run_refuses_an_ignored_setting_in_one_line_with_exit_2(run_cli) -> None:
     outcome = run_cli("emulate", "rtt-lens", "--dry-run", "--set", "tcp.ack_every=4")
     assert outcome.code == 2 and outcome.stdout == ""
-    assert outcome.stderr.startswith("error: tcp.ack_every: 4 is not emulated") and outcome.stderr.count("\n") == 1, outcome.stderr
+    assert outcome.stderr.startswith("error: tcp.ack_every: 4 is not emulated") and outcome.stderr.count("\n") == 1, (
+        outcome.stderr
+    )
 
 
 def test_namespace_and_route_settings_must_agree_where_the_kernel_shares_them() -> None:
     two_pairs = {"topology.pairs": 2, "flows": [{"cc": "cubic"}, {"cc": "cubic", "src": "s1", "dst": "r1"}]}
-    with pytest.raises(ScenarioError, match=r"^flows.1.tcp.sack: false differs from flows.0.tcp.sack true; .* per namespace \(net.ipv4.tcp_sack\)"):
+    with pytest.raises(
+        ScenarioError,
+        match=r"^flows.1.tcp.sack: false differs from flows.0.tcp.sack true; .* per namespace \(net.ipv4.tcp_sack\)",
+    ):
         plan_for(tcplab.resolve("rtt-lens", {**two_pairs, "flows.1.tcp": {"sack": False}}))
     # Per-route settings may differ between pairs, not between the flows of one pair.
     text = plan_for(tcplab.resolve("rtt-lens", {**two_pairs, "flows.1.tcp": {"initial_cwnd": 4}})).commands_text()
     assert "initcwnd 10" in text and "initcwnd 4" in text
-    one_pair = {"topology.pairs": 1, "flows": [{"cc": "cubic"}, {"cc": "bbr", "src": "s0", "dst": "r0", "tcp": {"initial_cwnd": 4}}]}
-    with pytest.raises(ScenarioError, match=r"^flows.1.tcp.initial_cwnd: 4 differs from flows.0.tcp.initial_cwnd 10 on the same pair"):
+    one_pair = {
+        "topology.pairs": 1,
+        "flows": [{"cc": "cubic"}, {"cc": "bbr", "src": "s0", "dst": "r0", "tcp": {"initial_cwnd": 4}}],
+    }
+    with pytest.raises(
+        ScenarioError, match=r"^flows.1.tcp.initial_cwnd: 4 differs from flows.0.tcp.initial_cwnd 10 on the same pair"
+    ):
         plan_for(tcplab.resolve("rtt-lens", one_pair))
 
 
@@ -273,10 +295,18 @@ def test_per_ack_rtts_are_recorded_as_off_with_a_warning() -> None:
     assert plan_for(tcplab.resolve("rtt-lens", {"record.rtt": False})).recorded == {}
 
 
-def test_an_invalid_emulation_run_exits_3(run_cli, tiny_result: tcplab.Result, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_an_invalid_emulation_run_exits_3(
+    run_cli, tiny_result: tcplab.Result, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     summary = copy.deepcopy(tiny_result.summary)
-    summary["run"]["validity"] = {"valid": False, "reasons": ["other processes used 1.24 cores during the run"], "other_cpu_cores": 1.24}
-    invalid = tcplab.Result(scenario=tiny_result.scenario, summary=summary, flows=tiny_result.flows, links=tiny_result.links, rtt=None)
+    summary["run"]["validity"] = {
+        "valid": False,
+        "reasons": ["other processes used 1.24 cores during the run"],
+        "other_cpu_cores": 1.24,
+    }
+    invalid = tcplab.Result(
+        scenario=tiny_result.scenario, summary=summary, flows=tiny_result.flows, links=tiny_result.links, rtt=None
+    )
     monkeypatch.setattr(tcplab.emu, "emulate", lambda *args, **kwargs: invalid)
     outcome = run_cli("emulate", "rtt-lens", "-o", tmp_path / "out", "--no-plots")
     assert outcome.code == 3, outcome.stderr
@@ -344,7 +374,9 @@ def test_cubic_and_bbr_on_the_kernel_fill_the_link_and_differ_in_delay() -> None
 def test_applied_settings_are_what_the_connection_has() -> None:
     applied = {"duration": "1s", "tcp.mss": 1000, "tcp.initial_cwnd": 50, "tcp.ecn": True, "tcp.sack": False, "tcp.ack_every": 1}
     result = emulate("rtt-lens", overrides=applied)
-    assert result.summary["run"]["negotiated"] == [{"mss": 1000, "initial_cwnd": 50, "sack": False, "ecn": True, "timestamps": True}]
+    assert result.summary["run"]["negotiated"] == [
+        {"mss": 1000, "initial_cwnd": 50, "sack": False, "ecn": True, "timestamps": True}
+    ]
     assert not [r for r in result.summary["run"]["validity"]["reasons"] if "the connection has" in r]
     assert result.scenario["record"]["rtt"] is False and result.rtt is None  # what was in effect
     assert result.scenario["tcp"]["mss"] == 1000
@@ -398,7 +430,9 @@ def _start_emulation(tmp_path: Path, name: str) -> tuple[subprocess.Popen[str], 
     before = namespaces()
     process = subprocess.Popen(
         [sys.executable, "-m", "tcplab", "emulate", "rtt-lens", "--set", "duration=30s", "-o", str(tmp_path / name)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     deadline = time.monotonic() + 30
     while True:
@@ -436,7 +470,9 @@ def test_cleanup_removes_what_a_killed_run_left_and_leaves_a_live_run_alone(tmp_
     try:
         # The killed run started while the live one ran: its own start left the live run alone.
         prefix, pids = _start_and_kill_an_emulation(tmp_path)
-        cleanup = subprocess.run([sys.executable, "-m", "tcplab", "emulate", "--cleanup"], capture_output=True, text=True, timeout=60)
+        cleanup = subprocess.run(
+            [sys.executable, "-m", "tcplab", "emulate", "--cleanup"], capture_output=True, text=True, timeout=60
+        )
         assert cleanup.returncode == 0, cleanup.stderr
         assert cleanup.stdout.startswith(f"removed run {prefix} (owner pid ") and "3 processes" in cleanup.stdout
         assert cleanup.stdout.count("removed run") == 1, cleanup.stdout  # not the live run
@@ -453,8 +489,21 @@ def test_the_next_emulation_removes_what_a_killed_run_left(tmp_path: Path) -> No
     prefix, pids = _start_and_kill_an_emulation(tmp_path)
     before = namespaces()
     outcome = subprocess.run(
-        [sys.executable, "-m", "tcplab", "emulate", "rtt-lens", "--set", "duration=1s", "-o", str(tmp_path / "next"), "--no-plots"],
-        capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "tcplab",
+            "emulate",
+            "rtt-lens",
+            "--set",
+            "duration=1s",
+            "-o",
+            str(tmp_path / "next"),
+            "--no-plots",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert outcome.returncode in (0, 3), outcome.stderr  # 3: invalid on a busy machine
     assert f"warning: removed what a killed emulation left behind: run {prefix} (owner pid " in outcome.stderr

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 import tcplab
 
 CHILD_ADDRESS_SPACE = 4 << 30
@@ -65,9 +66,13 @@ def test_validation_applies_the_limits() -> None:
     with pytest.raises(tcplab.ScenarioError, match=r"^sample_interval: recording 10000000s at 10ms"):
         tcplab.resolve("rtt-lens", duration="10000000s")
     # Per-ACK RTT samples: one per segment the 1 Gbps bottleneck can carry in a day.
-    with pytest.raises(tcplab.ScenarioError, match=r"^record\.rtt: the per-ACK RTT samples of 1 flow over 86400s could need ~134 GiB"):
+    with pytest.raises(
+        tcplab.ScenarioError, match=r"^record\.rtt: the per-ACK RTT samples of 1 flow over 86400s could need ~134 GiB"
+    ):
         tcplab.resolve("rtt-lens", duration="86400s", sample_interval="1s", overrides={"topology.bottleneck.rate": "1Gbps"})
-    tcplab.resolve("rtt-lens", duration="86400s", sample_interval="1s", overrides={"record.rtt": False, "topology.bottleneck.rate": "1Gbps"})
+    tcplab.resolve(
+        "rtt-lens", duration="86400s", sample_interval="1s", overrides={"record.rtt": False, "topology.bottleneck.rate": "1Gbps"}
+    )
 
 
 LARGE_SETUP = """

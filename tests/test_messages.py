@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
 import tcplab
 from tcplab import ScenarioWarning, scenario, studies
 
@@ -59,7 +60,9 @@ REFUSED = [
 
 
 @pytest.mark.parametrize(("assignment", "expected"), REFUSED, ids=[a for a, _ in REFUSED])
-def test_bad_values_are_one_line_errors_naming_the_key(run_cli: Callable[..., CliOutcome], assignment: str, expected: str) -> None:
+def test_bad_values_are_one_line_errors_naming_the_key(
+    run_cli: Callable[..., CliOutcome], assignment: str, expected: str
+) -> None:
     outcome = run_cli("run", "rtt-lens", "--set", assignment, "--no-plots")
     assert_one_line_error(outcome, expected)
     for internal in ("untagged", "variant", " u32", " u64", " f64", "a a "):
@@ -72,7 +75,10 @@ MMWAVE = REPOSITORY / "scenarios" / "mmwave-blockage.toml"
 @pytest.mark.parametrize(
     ("assignment", "expected"),
     [
-        ("topology.ues.1.position=[1.0e7,0.0,1.5]", "topology.ues.1.position: the UE is 10000000 m from the eNB at t = 0.000 s; allowed: within 5000 m"),
+        (
+            "topology.ues.1.position=[1.0e7,0.0,1.5]",
+            "topology.ues.1.position: the UE is 10000000 m from the eNB at t = 0.000 s; allowed: within 5000 m",
+        ),
         ("topology.enb.tx_power_dbm=1e6", "topology.enb.tx_power_dbm: 1000000 dBm is out of range; allowed: -30 to 60 dBm"),
     ],
 )
@@ -128,7 +134,9 @@ def test_a_study_name_wins_over_a_directory_of_the_same_name(tmp_path: Path, mon
 def test_an_unusual_value_runs_with_one_warning_line(tmp_path: Path) -> None:
     process = subprocess.run(
         [TCPLAB, "run", "rtt-lens", *SHORT, "--set", "tcp.mss=100", "--no-plots", "-o", tmp_path / "run"],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert process.returncode == 0, process.stderr
     warning = "warning: tcp.mss: 100 B is below the IPv4 default MSS of 536 B (RFC 9293 §3.7.1)\n"

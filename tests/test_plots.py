@@ -9,6 +9,7 @@ import numpy as np
 import polars as pl
 import pytest
 from matplotlib.figure import Figure
+
 from tcplab import Result
 from tcplab.plots import FIGURES, RADIO_FIGURES, WIFI_FIGURES, save_plots
 from tcplab.plots.figures import (
@@ -66,9 +67,7 @@ def test_every_figure_is_saved_as_a_non_empty_png(two_flow_result: Result, tmp_p
 
 
 @pytest.mark.parametrize("name", list(FIGURES))
-def test_figures_are_titled_with_the_scenario_and_label_their_units(
-    two_flow_result: Result, name: str
-) -> None:
+def test_figures_are_titled_with_the_scenario_and_label_their_units(two_flow_result: Result, name: str) -> None:
     axes = FIGURES[name](two_flow_result).axes[0]
     assert axes.get_title().startswith("two-flows: ")
     assert axes.get_xlabel() == "time (s)"

@@ -54,18 +54,31 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 @pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium is not installed")
 def test_the_report_renders_in_headless_chromium(reproduced: Path, tmp_path: Path) -> None:
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             f"--user-data-dir={tmp_path / 'profile'}"]
+    flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={tmp_path / 'profile'}",
+    ]
     url = (reproduced / "report.html").as_uri()
-    dom = subprocess.run([CHROMIUM, *flags, "--virtual-time-budget=5000", "--dump-dom", url],
-                         capture_output=True, text=True, timeout=120)
+    dom = subprocess.run(
+        [CHROMIUM, *flags, "--virtual-time-budget=5000", "--dump-dom", url], capture_output=True, text=True, timeout=120
+    )
     assert dom.returncode == 0, dom.stderr[-2000:]
     # Plotly drew into every plot container: each holds its SVG.
     assert dom.stdout.count('class="main-svg"') >= 2, "no rendered plot"
     screenshot = tmp_path / "report.png"
-    shot = subprocess.run([CHROMIUM, *flags, "--virtual-time-budget=5000", "--window-size=1200,2400",
-                           f"--screenshot={screenshot}", url], capture_output=True, text=True, timeout=120)
+    shot = subprocess.run(
+        [CHROMIUM, *flags, "--virtual-time-budget=5000", "--window-size=1200,2400", f"--screenshot={screenshot}", url],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert shot.returncode == 0 and screenshot.stat().st_size > 20_000, "blank screenshot"
     assert "Uncaught" not in dom.stderr and "SyntaxError" not in dom.stderr
 
@@ -81,7 +94,7 @@ def test_compare_overlays_runs_and_refuses_bad_input(run_cli, tiny_result, two_f
     assert figures == [f"{n}.{ext}" for n in ("01-goodput", "02-smoothed-rtt", "03-congestion-window") for ext in ("png", "svg")]
     assert run_cli("compare", first).code == 2
     assert "not a run directory" in run_cli("compare", first, tmp_path).stderr
-    assert "--format 'gif': allowed: png, svg, pdf" in run_cli("compare", first, second, "--format", "gif").stderr
+    assert "'--format': 'gif' is not one of 'png', 'svg', 'pdf'." in run_cli("compare", first, second, "--format", "gif").stderr
 
 
 def test_only_wired_studies_run_on_the_kernel(run_cli, tmp_path: Path) -> None:

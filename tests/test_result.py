@@ -8,8 +8,9 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-import tcplab
 from polars.testing import assert_frame_equal
+
+import tcplab
 from tcplab import Result, ScenarioError, plots
 
 from .conftest import TINY_SCENARIO
@@ -121,9 +122,7 @@ def test_missing_values_are_null_never_nan(tiny_result: Result) -> None:
 def test_the_summary_follows_the_contract(two_flow_result: Result) -> None:
     summary = two_flow_result.summary
     assert [flow["cc"] for flow in summary["flows"]] == ["cubic", "bbr"]
-    assert {"goodput_mbps", "rtt_p95_ms", "retransmits", "bytes_acked"} <= summary["flows"][
-        0
-    ].keys()
+    assert {"goodput_mbps", "rtt_p95_ms", "retransmits", "bytes_acked"} <= summary["flows"][0].keys()
     assert any(link["id"] == "left->right" for link in summary["links"])
     assert 0.5 <= summary["fairness_jain"] <= 1.0
     assert summary["run"]["tcplab_version"] == tcplab.__version__
@@ -196,9 +195,7 @@ def test_run_with_output_saves_the_directory(tmp_path: Path) -> None:
 # --- save and load -------------------------------------------------------------------------
 
 
-def test_save_writes_every_file_and_load_reads_back_an_equal_result(
-    two_flow_result: Result, tmp_path: Path
-) -> None:
+def test_save_writes_every_file_and_load_reads_back_an_equal_result(two_flow_result: Result, tmp_path: Path) -> None:
     directory = two_flow_result.save(tmp_path / "run")
     names = {path.name for path in directory.iterdir()}
     assert names == {
@@ -209,9 +206,7 @@ def test_save_writes_every_file_and_load_reads_back_an_equal_result(
         "rtt.parquet",
         "plots",
     }
-    assert {path.name for path in (directory / "plots").iterdir()} == {
-        f"{name}.png" for name in plots.FIGURES
-    }
+    assert {path.name for path in (directory / "plots").iterdir()} == {f"{name}.png" for name in plots.FIGURES}
     assert_same_result(tcplab.load(directory), two_flow_result)
 
 
@@ -242,16 +237,11 @@ WIFI_COLUMNS = {
     "t_s": pl.Float64,
     "bss": pl.String,
     "station": pl.String,
-    **{
-        name: pl.Float64
-        for name in "phy_rate_mbps collisions retries mac_drops phy_drops airtime_busy".split()
-    },
+    **{name: pl.Float64 for name in "phy_rate_mbps collisions retries mac_drops phy_drops airtime_busy".split()},
 }
 
 
-def test_a_wifi_run_has_a_series_per_device_and_a_bss_summary(
-    wifi_result: Result, tmp_path: Path
-) -> None:
+def test_a_wifi_run_has_a_series_per_device_and_a_bss_summary(wifi_result: Result, tmp_path: Path) -> None:
     wifi = wifi_result.wifi
     assert dict(wifi.schema) == WIFI_COLUMNS
     assert wifi["station"].unique(maintain_order=True).to_list() == ["left", "s0", "s1"]
@@ -275,17 +265,13 @@ def test_the_radio_series_is_saved_and_loaded(mmwave_result: Result, tmp_path: P
 
 
 def test_the_saved_scenario_reproduces_the_run(tmp_path: Path) -> None:
-    original = tcplab.run(
-        TINY_SCENARIO, seed=11, overrides=LOSSY, output=tmp_path / "run", plots=False
-    )
+    original = tcplab.run(TINY_SCENARIO, seed=11, overrides=LOSSY, output=tmp_path / "run", plots=False)
     rerun = tcplab.run(tmp_path / "run" / "scenario.toml")
     assert rerun.scenario == original.scenario
     assert_same_series(rerun, original)
 
 
-def test_save_creates_missing_parents_and_accepts_an_empty_directory(
-    tiny_result: Result, tmp_path: Path
-) -> None:
+def test_save_creates_missing_parents_and_accepts_an_empty_directory(tiny_result: Result, tmp_path: Path) -> None:
     tiny_result.save(tmp_path / "a" / "b" / "run", plots=False)
     (tmp_path / "empty").mkdir()
     tiny_result.save(tmp_path / "empty", plots=False)
@@ -341,17 +327,9 @@ def test_a_failed_overwrite_leaves_the_earlier_directory_untouched(
     tiny_result: Result, two_flow_result: Result, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     tiny_result.save(tmp_path / "run")
-    before = {
-        path.relative_to(tmp_path): path.read_bytes()
-        for path in tmp_path.rglob("*")
-        if path.is_file()
-    }
+    before = {path.relative_to(tmp_path): path.read_bytes() for path in tmp_path.rglob("*") if path.is_file()}
     monkeypatch.setattr(plots, "save_plots", plots_failing_with(OSError("disk full")))
     with pytest.raises(OSError, match="disk full"):
         two_flow_result.save(tmp_path / "run", overwrite=True)
-    after = {
-        path.relative_to(tmp_path): path.read_bytes()
-        for path in tmp_path.rglob("*")
-        if path.is_file()
-    }
+    after = {path.relative_to(tmp_path): path.read_bytes() for path in tmp_path.rglob("*") if path.is_file()}
     assert after == before

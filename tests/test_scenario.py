@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 import tcplab
 from tcplab import ScenarioError, studies
 from tcplab.scenario import (
@@ -111,9 +112,7 @@ DOCUMENT = {
         ),
     ],
 )
-def test_overrides_set_nested_keys_and_create_missing_tables(
-    overrides: dict[str, Any], expected_changes: dict[str, Any]
-) -> None:
+def test_overrides_set_nested_keys_and_create_missing_tables(overrides: dict[str, Any], expected_changes: dict[str, Any]) -> None:
     assert apply_overrides(DOCUMENT, overrides) == {**DOCUMENT, **expected_changes}
 
 
@@ -146,9 +145,7 @@ def test_overrides_copy_and_leave_their_inputs_alone() -> None:
         ("duration.", "duration.: ", "empty key"),
     ],
 )
-def test_bad_override_paths_are_one_line_errors_naming_the_path(
-    path: str, message_start: str, fragment: str
-) -> None:
+def test_bad_override_paths_are_one_line_errors_naming_the_path(path: str, message_start: str, fragment: str) -> None:
     with pytest.raises(ScenarioError) as error:
         apply_overrides(DOCUMENT, {path: 1})
     message = str(error.value)
@@ -158,9 +155,7 @@ def test_bad_override_paths_are_one_line_errors_naming_the_path(
 
 
 def test_index_into_an_empty_array_is_past_the_end() -> None:
-    with pytest.raises(
-        ScenarioError, match=r"^flows\.0: index 0 is past the end of flows \(length 0\)"
-    ):
+    with pytest.raises(ScenarioError, match=r"^flows\.0: index 0 is past the end of flows \(length 0\)"):
         apply_overrides({"flows": []}, {"flows.0.cc": "bbr"})
 
 
@@ -487,9 +482,7 @@ def test_an_unknown_case_is_a_one_line_error_listing_the_cases(tmp_path: Path) -
         ("[study.axes.cc]\nbbr = 1\n", "study.axes.cc.bbr must be a table of dotted-key overrides"),
     ],
 )
-def test_a_malformed_study_table_is_a_one_line_error(
-    tmp_path: Path, study_table: str, expected: str
-) -> None:
+def test_a_malformed_study_table_is_a_one_line_error(tmp_path: Path, study_table: str, expected: str) -> None:
     path = tmp_path / "sweep.toml"
     path.write_text(TINY_SCENARIO + "\n" + study_table)
     with pytest.raises(ScenarioError) as error:

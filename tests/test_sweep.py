@@ -20,6 +20,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+
 from tcplab import ScenarioError
 from tcplab.sweep import Campaign
 from tcplab.sweep.campaign import MAX_RUNS
@@ -139,7 +140,10 @@ def sweep_losing_a_dask_worker(directory: Path):
 
     directory.mkdir()
     heavier = CAMPAIGN.replace('"duration" = ["2s"]', '"duration" = ["60s"]')
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, Client(cluster) as client:
+    with (
+        LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
+        Client(cluster) as client,
+    ):
         pids = list(client.run(os.getpid).values())
         killed = []
 
@@ -164,27 +168,36 @@ def sweep_losing_a_dask_worker(directory: Path):
         (('"duration" = ["2s"]', '"topology.pairs" = ["two"]'), "axes.topology.pairs = 'two': topology.pairs"),
         (('"duration" = ["2s"]', '"seed" = [1, 2]'), "axes.seed: sets the seed; allowed: seeds = N"),
         (('"duration" = ["2s"]', '"runs" = { a = { duration = "1s" } }'), "axes.runs: a column of the index has this name"),
-        (('seeds = 3', 'seeds = 0'), "seeds: 0; allowed: a number of replications"),
-        (('seeds = 3', 'seeds = 1000000'), f"seeds: 1000000; allowed: a number of replications from 1 to {MAX_RUNS}"),
-        (('seeds = 3', 'seeds = 99999999999999999999'), "seeds: 99999999999999999999; allowed"),
-        (('seeds = 3', 'seeds = 30000'), f"axes: 4 combinations x 30000 seeds = 120000 runs; allowed: at most {MAX_RUNS} runs"),
-        (('seeds = 3', 'seeds = [1, 2, 1]'), "seeds: 1 is listed twice; allowed: distinct seeds"),
-        (('seeds = 3', 'seeds = [-1]'), "seeds: seed -1: not a seed; allowed: an integer from 0 to 2^64-1"),
-        (('seeds = 3', 'seeds = [1.5]'), "seeds: seed 1.5: not a seed"),
-        (('seeds = 3', 'seeds = "3"'), "seeds: '3'; allowed: a number of replications"),
-        (('seeds = 3', 'seeds = 3\ncombine = 5'), "combine: 5; allowed: cross, zip"),
+        (("seeds = 3", "seeds = 0"), "seeds: 0; allowed: a number of replications"),
+        (("seeds = 3", "seeds = 1000000"), f"seeds: 1000000; allowed: a number of replications from 1 to {MAX_RUNS}"),
+        (("seeds = 3", "seeds = 99999999999999999999"), "seeds: 99999999999999999999; allowed"),
+        (("seeds = 3", "seeds = 30000"), f"axes: 4 combinations x 30000 seeds = 120000 runs; allowed: at most {MAX_RUNS} runs"),
+        (("seeds = 3", "seeds = [1, 2, 1]"), "seeds: 1 is listed twice; allowed: distinct seeds"),
+        (("seeds = 3", "seeds = [-1]"), "seeds: seed -1: not a seed; allowed: an integer from 0 to 2^64-1"),
+        (("seeds = 3", "seeds = [1.5]"), "seeds: seed 1.5: not a seed"),
+        (("seeds = 3", 'seeds = "3"'), "seeds: '3'; allowed: a number of replications"),
+        (("seeds = 3", "seeds = 3\ncombine = 5"), "combine: 5; allowed: cross, zip"),
         (('name = "small"', 'name = "small"\nengine = "x"'), "engine: unknown campaign key"),
         (('name = "small"', 'name = "../escaped"'), "name: '../escaped' contains '/'"),
-        (('name = "small"', 'name = 5'), "name: 5; allowed: a name for one directory"),
-        (('base = "rtt-lens"', 'base = 5'), "base: 5; allowed: a scenario file, a study name or an inline table"),
+        (('name = "small"', "name = 5"), "name: 5; allowed: a name for one directory"),
+        (('base = "rtt-lens"', "base = 5"), "base: 5; allowed: a scenario file, a study name or an inline table"),
         (('base = "rtt-lens"', 'base = ["rtt-lens"]'), "base: ['rtt-lens']; allowed: a scenario file"),
-        (('base = "rtt-lens"', 'base = {}'), "campaign run {'flows.0.cc': 'cubic', "),
+        (('base = "rtt-lens"', "base = {}"), "campaign run {'flows.0.cc': 'cubic', "),
         (('"{flows.0.cc}-', '"{cc}-'), "labels.case: {cc} is not an axis"),
-        (('case = "{flows.0.cc}-{topology.bottleneck.buffer}"', 'case = 5'), "labels.case: 5; allowed: a text template"),
-        (('case = "{flows.0.cc}-', 'duration = "{flows.0.cc}-'), "labels.duration: an axis has this name; allowed: a name no axis has"),
-        (('case = "{flows.0.cc}-', 'goodput_mbps = "{flows.0.cc}-'), "labels.goodput_mbps: a column of the index has this name; reserved: run_id, seed"),
+        (('case = "{flows.0.cc}-{topology.bottleneck.buffer}"', "case = 5"), "labels.case: 5; allowed: a text template"),
+        (
+            ('case = "{flows.0.cc}-', 'duration = "{flows.0.cc}-'),
+            "labels.duration: an axis has this name; allowed: a name no axis has",
+        ),
+        (
+            ('case = "{flows.0.cc}-', 'goodput_mbps = "{flows.0.cc}-'),
+            "labels.goodput_mbps: a column of the index has this name; reserved: run_id, seed",
+        ),
         (('case = "{flows.0.cc}-', 'seed = "{flows.0.cc}-'), "labels.seed: a column of the index has this name"),
-        ([('[labels]\ncase = "{flows.0.cc}-{topology.bottleneck.buffer}"', ''), ('seeds = 3', 'seeds = 3\nlabels = 5')], "labels: 5; allowed: a table"),
+        (
+            [('[labels]\ncase = "{flows.0.cc}-{topology.bottleneck.buffer}"', ""), ("seeds = 3", "seeds = 3\nlabels = 5")],
+            "labels: 5; allowed: a table",
+        ),
     ],
 )
 def test_a_malformed_campaign_is_one_line_before_anything_runs(run_cli, tmp_path: Path, change, expected) -> None:
@@ -225,7 +238,9 @@ def test_every_metric_column_is_reserved(tiny_result, wifi_result) -> None:
     """Labels and axes cannot take a metric's name, so none can replace its column."""
     for result in (tiny_result, wifi_result):
         for column in metrics(result.summary, result.scenario):
-            assert is_reserved_column(column) and is_reserved_column(f"{column}_mean") and is_reserved_column(f"{column}_ci95"), column
+            assert is_reserved_column(column) and is_reserved_column(f"{column}_mean") and is_reserved_column(f"{column}_ci95"), (
+                column
+            )
     assert not is_reserved_column("case") and not is_reserved_column("flows.0.cc")
 
 
@@ -287,13 +302,13 @@ cc = "cubic"
     goodputs = campaign.index()["goodput_mbps"].to_list()
     assert goodputs[0] < 10 < goodputs[1] < 20 < goodputs[2] < 30
     with pytest.raises(ScenarioError, match=r"^axes: zipped axes need lists of one length"):
-        Campaign(campaign_file(tmp_path, text.replace('"30Mbps"]', ']').replace(', ]', ']')), tmp_path / "x")
+        Campaign(campaign_file(tmp_path, text.replace('"30Mbps"]', "]").replace(", ]", "]")), tmp_path / "x")
 
 
 def test_the_progress_line_counts_runs_on_a_terminal() -> None:
     import io
 
-    from tcplab.cli import SweepProgressLine
+    from tcplab.progress import SweepProgressLine
     from tcplab.sweep import Progress
 
     class Terminal(io.StringIO):
@@ -422,11 +437,26 @@ def start_long_sweep(tmp_path: Path, engine: str) -> tuple[subprocess.Popen[str]
     """`tcplab sweep` of LONG_CAMPAIGN in its own session, as a terminal starts it (SIGINT
     handled), once its two workers are a second into their runs; and its marker."""
     marker = uuid.uuid4().hex
-    command = [str(REPOSITORY / ".venv" / "bin" / "tcplab"), "sweep", str(campaign_file(tmp_path, LONG_CAMPAIGN)),
-               "-o", str(tmp_path / "out"), "-j", "2", "--engine", engine]
+    command = [
+        str(REPOSITORY / ".venv" / "bin" / "tcplab"),
+        "sweep",
+        str(campaign_file(tmp_path, LONG_CAMPAIGN)),
+        "-o",
+        str(tmp_path / "out"),
+        "-j",
+        "2",
+        "--engine",
+        engine,
+    ]
     default_sigint = "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])"
-    sweep = subprocess.Popen([sys.executable, "-c", default_sigint, *command], env={**os.environ, MARKER: marker},
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    sweep = subprocess.Popen(
+        [sys.executable, "-c", default_sigint, *command],
+        env={**os.environ, MARKER: marker},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
 
     def workers_busy() -> bool:
         workers = [pid for pid, cmdline in marked_processes(marker).items() if b"spawn_main" in cmdline]
@@ -458,7 +488,9 @@ def stop_leftovers(marker: str) -> None:
     ],
     ids=["local-sigint", "local-ctrl-c", "local-sigterm", "local-sigkill", "dask-ctrl-c", "dask-sigkill"],
 )
-def test_a_signalled_sweep_stops_at_once_and_leaves_no_process_or_partial_run(tmp_path: Path, engine, signal_number, to_group) -> None:
+def test_a_signalled_sweep_stops_at_once_and_leaves_no_process_or_partial_run(
+    tmp_path: Path, engine, signal_number, to_group
+) -> None:
     sweep, marker = start_long_sweep(tmp_path, engine)
     try:
         if to_group:
@@ -468,7 +500,9 @@ def test_a_signalled_sweep_stops_at_once_and_leaves_no_process_or_partial_run(tm
         try:
             _, stderr = sweep.communicate(timeout=STOP_SECONDS)
         except subprocess.TimeoutExpired:
-            pytest.fail(f"{signal.Signals(signal_number).name}: the sweep or a process it started still ran after {STOP_SECONDS} s")
+            pytest.fail(
+                f"{signal.Signals(signal_number).name}: the sweep or a process it started still ran after {STOP_SECONDS} s"
+            )
         assert wait_until(lambda: not marked_processes(marker), GONE_SECONDS), marked_processes(marker)
     finally:  # whatever failed, end what is left: orphans hold the pipes `communicate` reads
         sweep.kill()

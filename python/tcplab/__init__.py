@@ -5,6 +5,8 @@
     result.summary["fairness_jain"], result.flows   # a dict and polars DataFrames
     result.save("runs/bbr")                        # scenario.toml, summary.json, *.parquet, plots/
     tcplab.load("runs/bbr")
+    tcplab.reproduce.reproduce("rtt-lens", quick=True, jobs=2)   # a study's sweep and report
+    tcplab.sweep.Campaign("buffers.toml").run(jobs=2)           # a campaign (docs/campaigns.md)
 
 The simulator and the scenario schema live in the Rust extension `tcplab._core`; this package
 loads scenarios, applies overrides, and turns what the core returns into a `Result`.
@@ -12,6 +14,7 @@ loads scenarios, applies overrides, and turns what the core returns into a `Resu
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -22,9 +25,9 @@ from .result import Result
 from .scenario import ScenarioSource, ScenarioWarning, check_seed, prepare, resolve, to_json, validate
 
 __version__: str = _core.version()
-__all__ = [
-    "Result", "ScenarioError", "ScenarioSource", "ScenarioWarning", "__version__", "load", "resolve", "run"
-]
+__all__ = ["Result", "ScenarioError", "ScenarioSource", "ScenarioWarning", "__version__", "load", "resolve", "run"]
+# Imported on first use, so that `import tcplab` (and every sweep worker) stays quick.
+LAZY_SUBMODULES = ("reproduce", "sweep")
 
 
 def run(
@@ -66,3 +69,9 @@ def load(directory: str | os.PathLike[str]) -> Result:
 def _let_python_run(fraction_done: float) -> None:
     """The default progress callback: does nothing, but calling into Python now and then lets
     Ctrl-C (KeyboardInterrupt) stop a long run."""
+
+
+def __getattr__(name: str) -> Any:
+    if name in LAZY_SUBMODULES:
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

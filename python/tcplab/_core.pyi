@@ -32,10 +32,7 @@ def validate(scenario_json: str) -> tuple[str, list[str]]:
     """The resolved scenario (every default filled in) as JSON text, and one line per setting
     that is allowed but unusual ("key.path: what is unusual")."""
 
-def run(
-    scenario_json: str, seed: int | None, progress: Callable[[float], None] | None
-) -> RunOutput: ...
-
+def run(scenario_json: str, seed: int | None, progress: Callable[[float], None] | None) -> RunOutput: ...
 def run_delay_line(tun: str, routes: list[tuple[str, int, int]], max_queued_bytes: int) -> str:
     """Runs the constant-delay line on TUN device `tun` until a signal handler raises; returns
     its report as JSON. `routes`: (IPv4 network, prefix length, delay ns), first match wins."""

@@ -118,18 +118,14 @@ class Result:
         )
         return target
 
-    def _write_files(
-        self, directory: Path, *, plots: bool, progress: Callable[[float], None] | None
-    ) -> None:
+    def _write_files(self, directory: Path, *, plots: bool, progress: Callable[[float], None] | None) -> None:
         run = self.summary.get("run", {})
         header = (
             f"Resolved scenario of a tcplab {run.get('tcplab_version', '')} run"
             f" (seed {run.get('seed')}).\n`tcplab run {SCENARIO_FILE}` reproduces it."
         )
         (directory / SCENARIO_FILE).write_text(to_toml(self.scenario, header), encoding="utf-8")
-        (directory / SUMMARY_FILE).write_text(
-            json.dumps(self.summary, indent=2) + "\n", encoding="utf-8"
-        )
+        (directory / SUMMARY_FILE).write_text(json.dumps(self.summary, indent=2) + "\n", encoding="utf-8")
         self.flows.write_parquet(directory / FLOWS_FILE)
         self.links.write_parquet(directory / LINKS_FILE)
         for name, frame in ((RTT_FILE, self.rtt), (RADIO_FILE, self.radio), (WIFI_FILE, self.wifi)):
@@ -155,14 +151,10 @@ def check_run_name(name: str, where: str = "name") -> None:
     found = next((part for part in ("/", "\\", "..", "\0") if part in name), None)
     if found is not None or not name.strip():
         what = "is empty" if found is None else f"contains {found!r}"
-        raise ScenarioError(
-            f"{where}: {name!r} {what}; allowed: a name for one directory, without '/', '\\' or '..'"
-        )
+        raise ScenarioError(f"{where}: {name!r} {what}; allowed: a name for one directory, without '/', '\\' or '..'")
 
 
-def ensure_writable(
-    directory: str | os.PathLike[str], *, overwrite: bool, marker: str = SUMMARY_FILE
-) -> None:
+def ensure_writable(directory: str | os.PathLike[str], *, overwrite: bool, marker: str = SUMMARY_FILE) -> None:
     """Raises unless `directory` can receive a new output: it is absent or empty, or it is an
     earlier output (it holds `marker`) and `overwrite` is set. It may be a symbolic link (the
     output goes where it points) but not the current directory or one of its parents, nor lie
@@ -173,8 +165,7 @@ def ensure_writable(
     target = _physical(given)
     if _holds_current_directory(target):
         raise FileExistsError(
-            f"{given}: is the current directory or one of its parents;"
-            " allowed: a new or empty directory elsewhere"
+            f"{given}: is the current directory or one of its parents; allowed: a new or empty directory elsewhere"
         )
     if not _is_non_empty_directory(target):
         return
@@ -185,8 +176,7 @@ def ensure_writable(
         )
     if not (target / marker).is_file():
         raise FileExistsError(
-            f"{given}: not an output of tcplab (no {marker}), so --overwrite leaves it alone;"
-            " allowed: a new or empty directory"
+            f"{given}: not an output of tcplab (no {marker}), so --overwrite leaves it alone; allowed: a new or empty directory"
         )
 
 
@@ -202,9 +192,7 @@ def ensure_no_file_in_the_way(directory: str | os.PathLike[str]) -> None:
 
 
 @contextmanager
-def claimed(
-    directory: str | os.PathLike[str], *, overwrite: bool, marker: str = SUMMARY_FILE
-) -> Iterator[Path]:
+def claimed(directory: str | os.PathLike[str], *, overwrite: bool, marker: str = SUMMARY_FILE) -> Iterator[Path]:
     """Checks `directory` (`ensure_writable`) and keeps any other tcplab process from writing
     there until the block ends; yields its physical path (symbolic links resolved).
 
@@ -274,9 +262,7 @@ def remove_stale_leftovers(parent: Path) -> None:
 
 
 # What an interrupted write leaves: .NAME.partial-PID-HEX, .NAME.retired-PID-HEX, .NAME.lock
-_LEFTOVER = re.compile(
-    r"^\.(?P<name>.+)\.(?:(?P<kind>partial|retired)-(?P<pid>\d+)-[0-9a-f]{8}|lock)$"
-)
+_LEFTOVER = re.compile(r"^\.(?P<name>.+)\.(?:(?P<kind>partial|retired)-(?P<pid>\d+)-[0-9a-f]{8}|lock)$")
 _LOCK_OWNER = b"tcplab "  # a lock file holds "tcplab PID"
 # Physical path of each directory this process has claimed -> [lock descriptor or None, depth].
 _held: dict[Path, list[Any]] = {}
@@ -316,8 +302,7 @@ def _acquire(lock_path: Path, given: Path) -> int | None:
             os.close(descriptor)
             pid = f" (pid {owner[1]})" if len(owner) == 2 and owner[0] == "tcplab" else ""
             raise FileExistsError(
-                f"{given}: another tcplab process{pid} is writing it;"
-                " allowed: wait for it to finish, or another directory"
+                f"{given}: another tcplab process{pid} is writing it; allowed: wait for it to finish, or another directory"
             ) from None
         except OSError:  # e.g. a cluster file system mounted without flock support
             os.close(descriptor)

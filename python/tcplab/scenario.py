@@ -45,8 +45,9 @@ _show_other_warning = warnings.showwarning
 _REPORTED: set[str] = set()
 
 
-def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
-                  file: Any = None, line: str | None = None) -> None:
+def _show_warning(
+    message: Warning | str, category: type[Warning], filename: str, lineno: int, file: Any = None, line: str | None = None
+) -> None:
     """Prints a ScenarioWarning as `warning: <message>`, like the CLI's `error: ...` lines;
     any other warning as Python would."""
     if issubclass(category, ScenarioWarning):
@@ -81,9 +82,7 @@ def load(source: ScenarioSource) -> dict[str, Any]:
     problem = _not_a_file(source)
     if problem:
         raise ScenarioError(f"{source}: {problem}")
-    raise ScenarioError(
-        f"{source}: no such scenario file or study (studies: {', '.join(studies.all_studies())})"
-    )
+    raise ScenarioError(f"{source}: no such scenario file or study (studies: {', '.join(studies.all_studies())})")
 
 
 def _load_case(base: str, case: str) -> dict[str, Any]:
@@ -108,18 +107,14 @@ def _without_study_table(document: dict[str, Any]) -> dict[str, Any]:
     return document
 
 
-def prepare(
-    source: ScenarioSource, overrides: Mapping[str, Any] | None = None, **settings: Any
-) -> dict[str, Any]:
+def prepare(source: ScenarioSource, overrides: Mapping[str, Any] | None = None, **settings: Any) -> dict[str, Any]:
     """Loads a scenario and applies `overrides` (dotted keys) then `settings`, whose keyword
     names use `__` for the dots: `prepare("x.toml", duration="5s", flows__0__cc="bbr")`."""
     dotted_settings = {name.replace("__", "."): value for name, value in settings.items()}
     return apply_overrides(load(source), {**(overrides or {}), **dotted_settings})
 
 
-def resolve(
-    source: ScenarioSource, overrides: Mapping[str, Any] | None = None, **settings: Any
-) -> dict[str, Any]:
+def resolve(source: ScenarioSource, overrides: Mapping[str, Any] | None = None, **settings: Any) -> dict[str, Any]:
     """The validated scenario with every default filled in, as the simulator will run it."""
     return validate(prepare(source, overrides, **settings))
 
@@ -190,8 +185,7 @@ def to_json(document: Mapping[str, Any]) -> str:
     if unsupported is not None:
         path, value = unsupported
         raise ScenarioError(
-            f"{path}: {value!r} is not a scenario value; write infinities and times as strings"
-            ' such as "inf" or "10s"'
+            f'{path}: {value!r} is not a scenario value; write infinities and times as strings such as "inf" or "10s"'
         )
     return json.dumps(document)
 
@@ -232,9 +226,13 @@ def _not_a_file(text: str) -> str | None:
 
 
 def _kind_problem(mode: int) -> str | None:
-    kinds = [(stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
-             (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-             (stat.S_ISSOCK, "a socket")]
+    kinds = [
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ]
     kind = next((name for test, name in kinds if test(mode)), None)
     return f"is {kind}, not a scenario file" if kind else None
 
@@ -297,9 +295,7 @@ def _array_index(array: list[Any], key: str, here: str, parent: str) -> int:
         raise ScenarioError(f"{here}: {parent} is an array; use an index, e.g. {parent}.0")
     index = int(key)
     if index >= len(array):
-        raise ScenarioError(
-            f"{here}: index {index} is past the end of {parent} (length {len(array)})"
-        )
+        raise ScenarioError(f"{here}: index {index} is past the end of {parent} (length {len(array)})")
     return index
 
 

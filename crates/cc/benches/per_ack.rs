@@ -1,10 +1,10 @@
-//! Per-ACK cost of every algorithm of the catalog on a steady ACK stream: the testkit's
-//! fixed-rate path (one 1500 B packet per 100 µs = 120 Mbit/s, 20 ms propagation, a BDP of
-//! buffer, so loss-based algorithms keep cycling through recovery), warmed up for 30 s of
-//! simulated time; then each iteration is one `Path::step`: one ACK with all its hooks, the
-//! packets it releases and the fake sender's bookkeeping (hook order of algorithms.md §1.2,
-//! Linux's, not ns-3's). `newreno`, whose hooks are a few additions, approximates the cost
-//! of that harness alone.
+//! Per-ACK cost of every algorithm of the catalog on a steady ACK stream: the testkit's fixed-rate
+//! path (one 1500 B packet per 100 µs = 120 Mbit/s, 20 ms propagation, a BDP of buffer, so
+//! loss-based algorithms keep cycling through recovery), warmed up for 30 s of simulated time; then
+//! each iteration is one `Path::step`: one ACK with all its hooks, the packets it releases and the
+//! fake sender's bookkeeping (Linux's hook order in tcp_ack(),
+//! not ns-3's). `newreno`, whose hooks are a few additions, approximates the cost of that harness
+//! alone.
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use std::time::Duration;

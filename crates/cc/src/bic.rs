@@ -1,11 +1,11 @@
-//! BIC as Linux tcp_bic.c (algorithms.md §15; Xu, Harfoush, Rhee, "Binary Increase
+//! BIC as Linux tcp_bic.c (Xu, Harfoush, Rhee, "Binary Increase
 //! Congestion Control for Fast, Long Distance Networks", INFOCOM 2004): binary search
 //! towards the window of the last loss (W_max), linear steps of at most 16 packets per RTT
 //! far below it, slow "max probing" above it, Reno below 14 packets; β = 819/1024 ≈ 0.8.
 //!
 //! Linux details kept: `cnt` is recomputed at most every 1/32 s while cwnd is unchanged
 //! (jiffies, HZ = 1000); congestion avoidance gives **one credit per ACK**
-//! (`cong_avoid_ai(cnt, 1)`, some kernels pass `acked`, §19) with `cnt` scaled by the
+//! (`cong_avoid_ai(cnt, 1)`, some kernels pass `acked`) with `cnt` scaled by the
 //! measured packets-per-ACK ratio (`delayed_ack`, 1/16 units, initially 2). That ratio is
 //! an integer EWMA which settles at 31/16, not 16/16, when every ACK covers one packet, so
 //! with per-packet ACKs Linux BIC grows about twice as fast as the nominal rule; with
@@ -26,7 +26,7 @@ const BETA_SCALE: u32 = 1024;
 const BICTCP_B: u32 = 4;
 /// Linux `ACK_RATIO_SHIFT`: `delayed_ack` is packets per ACK in 1/16 units.
 const ACK_RATIO_SHIFT: u32 = 4;
-/// Jiffies per second (algorithms.md §0); `cnt` is recomputed at least every HZ/32.
+/// Jiffies per second (CONFIG_HZ_1000); `cnt` is recomputed at least every HZ/32.
 const HZ: u64 = 1000;
 /// Before any loss (W_max = 0) grow at least 5 % per RTT (Linux: cnt ≤ 20).
 const NO_LOSS_MAX_CNT: u32 = 20;
@@ -52,14 +52,7 @@ pub struct BicConfig {
 
 impl Default for BicConfig {
     fn default() -> Self {
-        BicConfig {
-            beta: 819.0 / 1024.0,
-            fast_convergence: true,
-            max_increment: 16,
-            low_window: 14,
-            smooth_part: 20,
-            initial_ssthresh: 0,
-        }
+        BicConfig { beta: 819.0 / 1024.0, fast_convergence: true, max_increment: 16, low_window: 14, smooth_part: 20, initial_ssthresh: 0 }
     }
 }
 
@@ -108,16 +101,7 @@ pub struct Bic {
 impl Bic {
     pub fn new(config: &BicConfig) -> Self {
         let beta = (config.beta * f64::from(BETA_SCALE)).round().clamp(1.0, f64::from(BETA_SCALE - 1)) as u32;
-        let mut bic = Bic {
-            beta,
-            config: config.clone(),
-            cnt: 0,
-            w_max: 0,
-            last_cwnd: 0,
-            last_time: 0,
-            epoch_start: None,
-            delayed_ack: 0,
-        };
+        let mut bic = Bic { beta, config: config.clone(), cnt: 0, w_max: 0, last_cwnd: 0, last_time: 0, epoch_start: None, delayed_ack: 0 };
         bic.reset();
         bic
     }
@@ -188,11 +172,8 @@ impl CongestionControl for Bic {
         let cwnd = u64::from(cx.cwnd);
         let beta = u64::from(self.beta);
         let scale = u64::from(BETA_SCALE);
-        self.w_max = if cx.cwnd < self.w_max && self.config.fast_convergence {
-            (cwnd * (scale + beta) / (2 * scale)) as u32
-        } else {
-            cx.cwnd
-        };
+        self.w_max =
+            if cx.cwnd < self.w_max && self.config.fast_convergence { (cwnd * (scale + beta) / (2 * scale)) as u32 } else { cx.cwnd };
         if cx.cwnd <= self.config.low_window {
             reno_ssthresh(cx)
         } else {
@@ -253,7 +234,7 @@ mod tests {
         // 819.2
     }
 
-    // algorithms.md §18 BIC 1
+    // docs/validation.md BIC 1
     #[test]
     fn at_or_below_low_window_growth_is_reno_and_loss_halves() {
         // cwnd 14 ≤ 14: cnt = cwnd = 14 ACKs per +1, unscaled by the ACK ratio (Linux returns
@@ -298,7 +279,7 @@ mod tests {
         assert_eq!(bic.delayed_ack, 32);
     }
 
-    // algorithms.md §18 BIC 2
+    // docs/validation.md BIC 2
     #[test]
     fn first_loss_sets_w_max_and_a_lower_second_loss_converges_fast() {
         // ⌊100·819/1024⌋ = ⌊79.98⌋ = 79; W_max = cwnd = 100.
@@ -324,7 +305,7 @@ mod tests {
         assert_eq!(bic.w_max, 90);
     }
 
-    // algorithms.md §18 BIC 3
+    // docs/validation.md BIC 3
     #[test]
     fn far_below_w_max_growth_is_at_most_max_increment_per_rtt() {
         // W_max 1000, cwnd 512: dist = 488/4 = 122 > 16 → cnt = 512/16 = 32 packets, scaled by

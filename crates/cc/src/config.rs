@@ -139,12 +139,17 @@ impl CcConfig {
             Value::Object(table) => (table, "kind"),
             other => {
                 let found = describe_value(&other);
-                return Err((String::new(), format!("expected an algorithm name ({}) or a table {{ kind = NAME, ... }}, found {found}", names())));
+                return Err((
+                    String::new(),
+                    format!("expected an algorithm name ({}) or a table {{ kind = NAME, ... }}, found {found}", names()),
+                ));
             }
         };
         let kind = match table.get("kind") {
             Some(Value::String(k)) => canonical(k).to_string(),
-            Some(other) => return Err((kind_key.into(), format!("expected an algorithm name ({}), found {}", names(), describe_value(other)))),
+            Some(other) => {
+                return Err((kind_key.into(), format!("expected an algorithm name ({}), found {}", names(), describe_value(other))))
+            }
             None => return Err((kind_key.into(), format!("missing; allowed: {}", names()))),
         };
         if !CcConfig::names().contains(&kind.as_str()) {
@@ -184,7 +189,8 @@ pub fn describe_value(value: &Value) -> String {
 /// 1.5"; "unknown variant `x`, expected `a` or `b`" becomes "unknown value \"x\"; allowed:
 /// a, b". Other messages are returned unchanged.
 pub fn humanize_serde_message(message: &str) -> String {
-    let mismatch = ["invalid type: ", "invalid value: "].iter().find_map(|p| message.strip_prefix(p)).and_then(|rest| rest.split_once(", expected "));
+    let mismatch =
+        ["invalid type: ", "invalid value: "].iter().find_map(|p| message.strip_prefix(p)).and_then(|rest| rest.split_once(", expected "));
     if let Some((found, expected)) = mismatch {
         return format!("expected {}, found {}", serde_expected(expected), serde_unexpected(found));
     }
@@ -354,16 +360,29 @@ mod tests {
         let parse = |text: &str| CcConfig::parse(serde_json::from_str(text).unwrap()).unwrap_err();
         let (key, e) = parse("5");
         assert_eq!(key, "");
-        assert!(e.starts_with("expected an algorithm name (newreno, cubic, bbr") && e.ends_with("or a table { kind = NAME, ... }, found the integer 5"), "{e}");
+        assert!(
+            e.starts_with("expected an algorithm name (newreno, cubic, bbr")
+                && e.ends_with("or a table { kind = NAME, ... }, found the integer 5"),
+            "{e}"
+        );
         assert_eq!(parse("[1, 2]").1.rsplit_once("found ").unwrap().1, "an array of 2 items");
         let (key, e) = parse(r#"{"kind": 5}"#);
         assert_eq!((key.as_str(), e.ends_with("found the integer 5")), ("kind", true), "{e}");
         assert_eq!(parse(r#"{"beta": 0.5}"#), ("kind".to_string(), format!("missing; allowed: {}", CcConfig::names().join(", "))));
         assert_eq!(parse(r#""cubbic""#).0, "", "a bare name is the value itself, not its kind");
-        assert_eq!(parse(r#"{"kind": "cubic", "beta": "x"}"#), ("beta".to_string(), "cubic: expected a number, found the string \"x\"".to_string()));
-        assert_eq!(parse(r#"{"kind": "cubic", "hystart": 5}"#), ("hystart".to_string(), "cubic: expected true, false or \"hystart++\", found the integer 5".to_string()));
+        assert_eq!(
+            parse(r#"{"kind": "cubic", "beta": "x"}"#),
+            ("beta".to_string(), "cubic: expected a number, found the string \"x\"".to_string())
+        );
+        assert_eq!(
+            parse(r#"{"kind": "cubic", "hystart": 5}"#),
+            ("hystart".to_string(), "cubic: expected true, false or \"hystart++\", found the integer 5".to_string())
+        );
         let (key, e) = parse(r#"{"kind": "bbr", "bw_win_rounds": -1}"#);
-        assert_eq!((key.as_str(), e.as_str()), ("bw_win_rounds", "bbr: expected a whole number from 0 to 4294967295, found the integer -1"));
+        assert_eq!(
+            (key.as_str(), e.as_str()),
+            ("bw_win_rounds", "bbr: expected a whole number from 0 to 4294967295, found the integer -1")
+        );
         let (key, e) = parse(r#"{"kind": "cubic", "hystart_detect": "both!"}"#);
         assert_eq!((key.as_str(), e.as_str()), ("hystart_detect", "cubic: unknown value \"both!\"; allowed: ack-train, delay, both"));
         for text in ["5", r#"{"kind": 5}"#, r#"{"kind": "cubic", "hystart": 5}"#, r#"{"kind": "cubic", "beta": "x"}"#] {

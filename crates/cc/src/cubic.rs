@@ -1,5 +1,5 @@
-//! CUBIC as Linux tcp_cubic.c v2.3 with HyStart (algorithms.md §3; window function of
-//! RFC 9438, HyStart of Ha & Rhee 2008), plus RFC 9406 HyStart++ as an option (§3.6).
+//! CUBIC as Linux tcp_cubic.c v2.3 with HyStart (window function of
+//! RFC 9438, HyStart of Ha & Rhee 2008), plus RFC 9406 HyStart++ as an option.
 //!
 //! Linux integer arithmetic throughout: the epoch clock in jiffies (HZ = 1000, 1 jiffy =
 //! 1 ms), K and t in 2⁻¹⁰ s, β as x/1024, C as bic_scale·10/1024 with the cube scaled by
@@ -7,9 +7,9 @@
 //! a 64-entry table and one Newton step (≈0.2 % average error), so K may differ from a
 //! Linux host by a few 2⁻¹⁰ s; values that would overflow Linux's u32/u64 (cwnd ≳ 10⁶
 //! packets, epochs of hours) saturate instead of wrapping; the HyStart ACK-delay cushion
-//! uses the MSS where Linux uses the GSO size (TSO-less, §1.1).
+//! uses the MSS where Linux uses the GSO size (TSO-less, docs/models.md).
 //!
-//! ns-3 TcpCubic differs (§3.7): float K and target, byte-counting slow start, HyStart
+//! ns-3 TcpCubic differs: float K and target, byte-counting slow start, HyStart
 //! delay cap 1000 ms (Linux 16 ms), RTT samples discarded for 10 ms after an epoch start
 //! (Linux 1 s), no TX_START epoch shift, ACK-train threshold not halved when unpaced. RFC
 //! 9438 differs too: flight-size β, W_est's α switching to 1, the current RTT (not
@@ -25,7 +25,7 @@ use tcplab_core::SimRng;
 const BETA_SCALE: u64 = 1024;
 /// K and t are kept in 2^-BICTCP_HZ seconds (Linux `BICTCP_HZ`).
 const BICTCP_HZ: u32 = 10;
-/// Jiffies per second (algorithms.md §0).
+/// Jiffies per second (CONFIG_HZ_1000).
 const HZ: u64 = 1000;
 /// RTT samples per round before HyStart's delay test (Linux `HYSTART_MIN_SAMPLES`; RFC 9406
 /// `N_RTT_SAMPLE` has the same value).
@@ -69,10 +69,7 @@ impl<'de> Deserialize<'de> for HystartSetting {
         match serde_json::Value::deserialize(d)? {
             serde_json::Value::Bool(b) => Ok(HystartSetting::Switch(b)),
             serde_json::Value::String(s) => Ok(HystartSetting::Named(s)),
-            other => Err(serde::de::Error::custom(format!(
-                "expected true, false or \"hystart++\", found {}",
-                describe_value(&other)
-            ))),
+            other => Err(serde::de::Error::custom(format!("expected true, false or \"hystart++\", found {}", describe_value(&other)))),
         }
     }
 }
@@ -84,9 +81,7 @@ impl TryFrom<HystartSetting> for Hystart {
             HystartSetting::Switch(false) => Ok(Hystart::Off),
             HystartSetting::Switch(true) => Ok(Hystart::Linux),
             HystartSetting::Named(n) if n == "hystart++" => Ok(Hystart::PlusPlus),
-            HystartSetting::Named(n) => {
-                Err(format!("hystart = {n:?} is not allowed; allowed: true, false, \"hystart++\""))
-            }
+            HystartSetting::Named(n) => Err(format!("hystart = {n:?} is not allowed; allowed: true, false, \"hystart++\"")),
         }
     }
 }
@@ -122,7 +117,7 @@ impl HystartDetect {
     }
 }
 
-/// Parameters of CUBIC (the Linux module parameters, algorithms.md §3.1).
+/// Parameters of CUBIC (the Linux tcp_cubic.c module parameters).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct CubicConfig {
@@ -554,7 +549,8 @@ impl CongestionControl for Cubic {
     }
 
     fn set_state(&mut self, cx: &mut CcCx, new_state: CaState) {
-        // After an RTO Linux forgets everything, W_max included (§3.4).
+        // After an RTO Linux forgets everything, W_max included (Linux cubictcp_state(),
+        // TCP_CA_Loss).
         if new_state == CaState::Loss {
             *self = Self::with_params(self.p.clone());
             self.hystart_reset(cx);
@@ -659,7 +655,7 @@ mod tests {
         assert_eq!((p.beta, p.cube_rtt_scale), (717, 410));
     }
 
-    // algorithms.md §18 CUBIC 1
+    // docs/validation.md CUBIC 1
     #[test]
     fn first_loss_at_100_gives_ssthresh_70_and_k_of_4_22_s() {
         let (mut cubic, mut cx) = setup(&CubicConfig::default(), 100);
@@ -730,7 +726,7 @@ mod tests {
         assert!(cx.cwnd > 100);
     }
 
-    // algorithms.md §18 CUBIC 2
+    // docs/validation.md CUBIC 2
     #[test]
     fn fast_convergence_remembers_0_85_of_a_lower_window() {
         let (mut cubic, mut cx) = setup(&CubicConfig::default(), 100);
@@ -773,7 +769,7 @@ mod tests {
         (cubic, cx)
     }
 
-    // algorithms.md §18 CUBIC 3
+    // docs/validation.md CUBIC 3
     #[test]
     fn hystart_delay_exit_needs_cwnd_16_and_rtt_above_delay_min_plus_5_ms() {
         // delay_min 40 ms → threshold clamp(40/8, 4, 16) = 5 ms: exit once a round's min RTT
@@ -943,7 +939,7 @@ mod tests {
         let (mut cubic, mut cx) = setup(&hystart_pp(), 10);
         pp_round(&mut cubic, &mut cx, 10, 40_000);
         assert_eq!(cx.cwnd, 20); // standard slow start
-        // vs the last round's 40 ms: RttThresh = clamp(40/8, 4, 16) = 5 ms; 44.999 ms is below.
+                                 // vs the last round's 40 ms: RttThresh = clamp(40/8, 4, 16) = 5 ms; 44.999 ms is below.
         pp_round(&mut cubic, &mut cx, 20, 44_999);
         assert_eq!((cx.cwnd, cubic.ss.css_baseline), (40, None));
         // vs 44.999 ms: RttThresh = ⌊44999/8⌋ µs = 5.624 ms, so 50.623 ms is a rise. CSS from

@@ -1,4 +1,4 @@
-//! DCTCP as Linux tcp_dctcp.c (algorithms.md §16; RFC 8257; Alizadeh et al., SIGCOMM 2010):
+//! DCTCP as Linux tcp_dctcp.c (RFC 8257; Alizadeh et al., SIGCOMM 2010):
 //! Reno growth, and an ECN reaction scaled by alpha, the EWMA (gain g = 1/16) of the
 //! fraction of CE-marked packets per window: cwnd·(1 − alpha/2) once per window. Loss
 //! halves the window whatever alpha is. Without ECN the connection falls back to Reno
@@ -53,7 +53,8 @@ impl Default for DctcpConfig {
 
 impl AlgorithmConfig for DctcpConfig {
     const NAME: &'static str = "dctcp";
-    const SUMMARY: &'static str = "DCTCP: Reno growth, ECN reduction by the marked fraction (RFC 8257, Linux tcp_dctcp.c); turns accurate ECN on";
+    const SUMMARY: &'static str =
+        "DCTCP: Reno growth, ECN reduction by the marked fraction (RFC 8257, Linux tcp_dctcp.c); turns accurate ECN on";
     const PARAMS: &'static [ParamDoc] = &[
         ParamDoc { name: "shift_g", unit: "", doc: "alpha gain g = 1/2^shift_g" },
         ParamDoc { name: "alpha_on_init", unit: "", doc: "initial alpha in 1024ths: 1024 = 1.0 (Linux dctcp_alpha_on_init)" },
@@ -241,7 +242,7 @@ mod tests {
         s
     }
 
-    // algorithms.md §18 DCTCP 1: 1024 − 1024/16 = 960; then 960 − 60 = 900, 900 − 56 = 844,
+    // docs/validation.md DCTCP 1: 1024 − 1024/16 = 960; then 960 − 60 = 900, 900 − 56 = 844,
     // 844 − 52 = 792, 792 − 49 = 743 (integer shifts), each within 1 % of 1024·(15/16)ⁿ.
     #[test]
     fn a_window_without_marks_decays_alpha_by_one_sixteenth() {
@@ -293,7 +294,7 @@ mod tests {
         assert_eq!(d.alpha, 15);
     }
 
-    // algorithms.md §18 DCTCP 2 (first half): every packet marked: 1024 − 64 + (20 << 6)/20
+    // docs/validation.md DCTCP 2 (first half): every packet marked: 1024 − 64 + (20 << 6)/20
     // = 960 + 64 = 1024, so the ECE reduction is cwnd − cwnd·1024/2048 = cwnd/2.
     #[test]
     fn an_all_marked_window_keeps_alpha_at_one_and_ece_halves() {
@@ -317,7 +318,7 @@ mod tests {
         assert_eq!(d.alpha, 624);
     }
 
-    // algorithms.md §18 DCTCP 2 (second half): alpha 102 (≈ 0.1), cwnd 100 →
+    // docs/validation.md DCTCP 2 (second half): alpha 102 (≈ 0.1), cwnd 100 →
     // 100 − ⌊100·102/2048⌋ = 100 − ⌊4.98⌋ = 96.
     #[test]
     fn ece_reduction_is_cwnd_times_one_minus_half_alpha() {
@@ -340,7 +341,7 @@ mod tests {
         assert_eq!((s.cx.prior_cwnd, s.cx.ssthresh), (100, 96));
     }
 
-    // algorithms.md §18 DCTCP 3: fast retransmit and RTO halve cwnd whatever alpha is
+    // docs/validation.md DCTCP 3: fast retransmit and RTO halve cwnd whatever alpha is
     // (here alpha = 0, whose ECN reduction would be none): 100 → 50.
     #[test]
     fn loss_halves_the_window_regardless_of_alpha() {

@@ -1,4 +1,4 @@
-//! HighSpeed TCP as Linux tcp_highspeed.c (algorithms.md §12; RFC 3649, Floyd 2003): above
+//! HighSpeed TCP as Linux tcp_highspeed.c (RFC 3649, Floyd 2003): above
 //! 38 packets the window grows by a(w) packets per RTT and backs off by b(w), both read from
 //! RFC 3649's Appendix B table (plus one row Linux adds past its end).
 //!
@@ -187,7 +187,7 @@ mod tests {
         }
     }
 
-    // algorithms.md §18 HighSpeed 1
+    // docs/validation.md HighSpeed 1
     #[test]
     fn loss_uses_b_of_the_current_row() {
         // Row 0: 38 − (38·128 >> 8) = 38 − 19 = 19 (Reno halving).
@@ -208,7 +208,7 @@ mod tests {
         assert_eq!(hs.ssthresh(&mut cx), 2); // max(3 − 1, 2)
     }
 
-    // algorithms.md §18 HighSpeed 2
+    // docs/validation.md HighSpeed 2
     #[test]
     fn congestion_avoidance_at_1000_adds_8_credits_per_ack() {
         // Row 7 → a(w) = 8: 8 credits per ACK, +1 packet per 1000 credits = 125 ACKs.

@@ -1,4 +1,4 @@
-//! H-TCP as Linux tcp_htcp.c (algorithms.md §14; Leith & Shorten, "H-TCP: TCP for
+//! H-TCP as Linux tcp_htcp.c (Leith & Shorten, "H-TCP: TCP for
 //! high-speed and long-distance networks", PFLDnet 2004): the increase α grows with the
 //! time Δ since the last congestion event (α = 2·(1−β)·(1 + 10(Δ−1) + ¼(Δ−1)²) for
 //! Δ > 1 s, scaled by RTT), and the backoff β = minRTT/maxRTT ∈ [0.5, 0.8] once the
@@ -24,7 +24,7 @@ const ALPHA_BASE: u32 = 1 << 7;
 /// Linux `BETA_MIN` = 0.5 and `BETA_MAX` = 102/128 ≈ 0.8.
 const BETA_MIN: u32 = 1 << 6;
 const BETA_MAX: u32 = 102;
-/// Jiffies per second (algorithms.md §0); also Δ_L = 1 s, the low-speed period.
+/// Jiffies per second (CONFIG_HZ_1000); also Δ_L = 1 s, the low-speed period.
 const HZ: u64 = 1000;
 /// maxRTT may rise by at most this per sample, jiffies (Linux `msecs_to_jiffies(20)`).
 const MAX_RTT_STEP: u32 = 20;
@@ -323,7 +323,7 @@ mod tests {
         h.alpha
     }
 
-    // algorithms.md §18 H-TCP 1
+    // docs/validation.md H-TCP 1
     #[test]
     fn within_a_second_of_congestion_alpha_is_one_packet_per_rtt() {
         let (mut h, mut cx) = setup(&HtcpConfig::default(), 10);
@@ -349,7 +349,7 @@ mod tests {
         assert_eq!(cx.cwnd, cwnd + 1);
     }
 
-    // algorithms.md §18 H-TCP 2
+    // docs/validation.md H-TCP 2
     #[test]
     fn two_seconds_after_congestion_alpha_is_eleven_packets_per_rtt() {
         // Δ = 2000 jiffies > HZ: Δ − HZ = 1000; factor = 1 + (10·1000 + 500·500/1000)/1000 =
@@ -374,9 +374,7 @@ mod tests {
         // 88/16 = 5 → α = 640; 200 ms → 4 → 88/4 = 22 → α = 2816; 400 ms → 2, clamped to 4 →
         // 2816 again; 5 ms → 160, clamped to 80 → 88/80 = 1 → α = 128, and at Δ = 5 s
         // 360/80 = 4 → α = 512. Without RTT scaling α = 1408 whatever the RTT.
-        for (rtt, ms, alpha) in
-            [(50, 2_000, 640), (200, 2_000, 2816), (400, 2_000, 2816), (5, 2_000, 128), (5, 5_000, 512)]
-        {
+        for (rtt, ms, alpha) in [(50, 2_000, 640), (200, 2_000, 2816), (400, 2_000, 2816), (5, 2_000, 128), (5, 5_000, 512)] {
             let (mut h, mut cx) = setup(&HtcpConfig::default(), 110);
             ack(&mut h, &mut cx, 1, rtt);
             assert_eq!(alpha_at(&mut h, &mut cx, ms), alpha, "minRTT {rtt} ms at {ms} ms");
@@ -427,7 +425,7 @@ mod tests {
             .collect()
     }
 
-    // algorithms.md §18 H-TCP 3
+    // docs/validation.md H-TCP 3
     #[test]
     fn beta_follows_min_over_max_rtt_once_modeswitch_is_set() {
         // Event 1: old_maxB = 0, so 5·1000 ∉ [0, 0] trips the bandwidth switch (β 0.5,

@@ -1,4 +1,4 @@
-//! TCP Hybla as Linux tcp_hybla.c (algorithms.md §9; Caini & Firrincieli, "TCP Hybla: a TCP
+//! TCP Hybla as Linux tcp_hybla.c (Caini & Firrincieli, "TCP Hybla: a TCP
 //! enhancement for heterogeneous networks", Int. J. Satellite Commun. Netw. 22(5), 2004).
 //! Growth is normalised to a reference RTT RTT0 = 25 ms: with ρ = SRTT/RTT0 (≥ 1), each ACK
 //! adds 2^ρ − 1 packets in slow start and ρ²/cwnd in congestion avoidance, so a long-RTT flow
@@ -28,7 +28,7 @@ const MAX_RHO_EXP: u32 = 16;
 /// Linux `hybla_init` sets `snd_cwnd_clamp` to 65535.
 const CWND_CLAMP: u32 = 65_535;
 
-/// Parameters of Hybla (the Linux module parameter, algorithms.md §9).
+/// Parameters of Hybla (the Linux tcp_hybla.c module parameter).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct HyblaConfig {
@@ -185,7 +185,7 @@ mod tests {
         (hybla, cx)
     }
 
-    // algorithms.md §18 Hybla 1
+    // docs/validation.md Hybla 1
     #[test]
     fn rho_four_starts_at_four_and_adds_fifteen_per_slow_start_ack() {
         // SRTT 100 ms, RTT0 25 ms: rho_3ls = 800/25 = 32, ρ = 4, cwnd = ρ = 4.
@@ -215,7 +215,7 @@ mod tests {
         assert_eq!((cx.cwnd, hybla.cents), (43, 32));
     }
 
-    // algorithms.md §18 Hybla 2
+    // docs/validation.md Hybla 2
     #[test]
     fn congestion_avoidance_adds_rho_squared_over_cwnd_per_ack() {
         // ρ = 4: rho2_7ls = 32²·2 = 2048 (16 packets). At cwnd 32 each ACK adds 2048/32 = 64
@@ -242,7 +242,7 @@ mod tests {
         assert_eq!(cx.cwnd, 142);
     }
 
-    // algorithms.md §18 Hybla 2
+    // docs/validation.md Hybla 2
     #[test]
     fn srtt_at_or_below_rtt0_is_reno() {
         // SRTT 25 ms → rho_3ls = 8, ρ = 1; SRTT 20 ms → 6.4, raised to 8.

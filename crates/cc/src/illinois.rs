@@ -1,4 +1,4 @@
-//! TCP Illinois as Linux tcp_illinois.c (algorithms.md §13; Liu, Başar, Srikant, "TCP-Illinois:
+//! TCP Illinois as Linux tcp_illinois.c (Liu, Başar, Srikant, "TCP-Illinois:
 //! a loss- and delay-based congestion control algorithm for high-speed networks", 2008):
 //! Reno-like AIMD whose increase α (0.3…10 packets per RTT) and decrease β (1/8…1/2) are
 //! set once per RTT from the average queueing delay da relative to the largest seen, dm.
@@ -256,7 +256,7 @@ mod tests {
         }
     }
 
-    // algorithms.md §18 Illinois 1
+    // docs/validation.md Illinois 1
     #[test]
     fn below_win_thresh_alpha_is_1_and_beta_one_half() {
         let (mut il, mut cx) = setup(14);
@@ -276,7 +276,7 @@ mod tests {
         assert_eq!(cx.cwnd, 15);
     }
 
-    // algorithms.md §18 Illinois 3
+    // docs/validation.md Illinois 3
     #[test]
     fn delay_at_its_maximum_gives_alpha_min_and_beta_one_half() {
         let (mut il, mut cx) = setup(800);
@@ -292,7 +292,7 @@ mod tests {
         assert_eq!(il.ssthresh(&mut cx), 400); // 800 − 800·32/64
     }
 
-    // algorithms.md §18 Illinois 2
+    // docs/validation.md Illinois 2
     #[test]
     fn low_delay_after_high_waits_theta_rtts_for_alpha_max_and_beta_is_an_eighth() {
         let (mut il, mut cx) = setup(800);

@@ -1,4 +1,4 @@
-//! LEDBAT (algorithms.md §17; RFC 6817) with ns-3 TcpLedbat's defaults for what the RFC
+//! LEDBAT (RFC 6817) with ns-3 TcpLedbat's defaults for what the RFC
 //! leaves open. There is no LEDBAT module in mainline Linux, so unlike the other algorithms
 //! this one follows the RFC and ns-3, not Linux.
 //!
@@ -282,7 +282,7 @@ mod tests {
         (l, cx)
     }
 
-    // algorithms.md §18 LEDBAT 1
+    // docs/validation.md LEDBAT 1
     #[test]
     fn queuing_delay_at_target_holds_cwnd_zero_gains_one_twice_loses_one_per_rtt() {
         // q = TARGET = 100 ms: off_target 0, cwnd never moves.
@@ -338,7 +338,7 @@ mod tests {
         assert_eq!(l.base.iter().min(), Some(&(70 * MS)));
     }
 
-    // algorithms.md §18 LEDBAT 2
+    // docs/validation.md LEDBAT 2
     #[test]
     fn cwnd_stays_within_flight_plus_one_and_min_cwnd() {
         // q = 0 with only 10 in flight before the ACK (app-limited): cwnd = min(20, 10 + 1).

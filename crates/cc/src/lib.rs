@@ -1,12 +1,12 @@
-//! tcplab-cc: congestion control as Linux structures it (algorithms.md §1.2). The sender
-//! owns the window (`CcCx::cwnd`, `ssthresh`, `cwnd_cnt`, like Linux's `struct tcp_sock`)
-//! and calls the hooks of a [`CongestionControl`] in Linux's per-ACK order; an algorithm
-//! only reacts to hooks and edits the window or the pacing rate. Nothing here knows of
-//! packets or links: an algorithm can be tested with a dozen lines of fake ACKs.
+//! tcplab-cc: congestion control as Linux structures it (tcp_cong.c, `struct tcp_congestion_ops`).
+//! The sender owns the window (`CcCx::cwnd`, `ssthresh`, `cwnd_cnt`, like Linux's `struct
+//! tcp_sock`) and calls the hooks of a [`CongestionControl`] in Linux's per-ACK order; an algorithm
+//! only reacts to hooks and edits the window or the pacing rate. Nothing here knows of packets or
+//! links: an algorithm can be tested with a dozen lines of fake ACKs.
 //!
-//! This departs from the `on_ack/on_loss/cwnd()` shape sketched in design.md §3 on purpose:
+//! This departs from the `on_ack/on_loss/cwnd()` shape a minimal interface would have on purpose:
 //! mirroring `tcp_congestion_ops` one-to-one keeps every port line-by-line checkable against
-//! the spec (see docs/architecture.md).
+//! the Linux sources (see docs/architecture.md).
 
 pub mod bbr;
 pub mod bbr3;
@@ -84,7 +84,7 @@ pub struct AckSample {
     pub in_flight: u32,
 }
 
-/// A delivery-rate sample (Linux `struct rate_sample`, tcp_rate.c; algorithms.md §1.10).
+/// A delivery-rate sample (Linux `struct rate_sample`, tcp_rate.c).
 /// Times are in µs as in Linux; `-1` marks an invalid field.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RateSample {
@@ -192,7 +192,7 @@ pub struct CcCx {
     pub max_packets_out: u32,
     pub ca_state: CaState,
     /// Pacing rate in bytes per second (Linux `sk_pacing_rate`); 0 = unset. Set by
-    /// `cong_control` algorithms, or by the sender's fq rule (algorithms.md §1.9).
+    /// `cong_control` algorithms, or by the sender's fq rule (Linux sch_fq).
     pub pacing_rate: u64,
     /// Whether packets are actually paced (BBR always; others only with `pacing = "fq"`).
     pub paced: bool,
@@ -200,14 +200,14 @@ pub struct CcCx {
     pub next_send_time: SimTime,
     /// When data was last sent (Linux `lsndtime`). The sender raises `CwndEvent::TxStart`
     /// *before* updating it, so during that event it still holds the previous send time
-    /// (CUBIC shifts its epoch by the idle time, algorithms.md §3.4).
+    /// (CUBIC shifts its epoch by the idle time, Linux cubictcp_cwnd_event()).
     pub last_send_time: SimTime,
     /// ECN negotiated for this connection.
     pub ecn_enabled: bool,
 }
 
 impl CcCx {
-    /// A fresh connection: cwnd 10, ssthresh infinite (algorithms.md §1.1).
+    /// A fresh connection: cwnd 10, ssthresh infinite (docs/models.md, TSO-less).
     pub fn new(mss: u32) -> Self {
         CcCx {
             now: SimTime::ZERO,
@@ -244,7 +244,7 @@ impl CcCx {
         self.cwnd < self.ssthresh
     }
 
-    /// Linux `tcp_is_cwnd_limited` (algorithms.md §1.8).
+    /// Linux `tcp_is_cwnd_limited`.
     pub fn is_cwnd_limited(&self) -> bool {
         if self.in_slow_start() {
             return self.cwnd < 2 * self.max_packets_out;
@@ -253,7 +253,7 @@ impl CcCx {
     }
 
     /// Linux `tcp_slow_start`: grows cwnd by `acked` up to ssthresh; returns the leftover
-    /// `acked` for congestion avoidance in the same ACK (algorithms.md §1.12).
+    /// `acked` for congestion avoidance in the same ACK (Linux tcp_slow_start()).
     pub fn slow_start(&mut self, acked: u32) -> u32 {
         let cwnd = self.cwnd.saturating_add(acked).min(self.ssthresh);
         let leftover = acked - (cwnd - self.cwnd).min(acked);
@@ -261,7 +261,7 @@ impl CcCx {
         leftover
     }
 
-    /// Linux `tcp_cong_avoid_ai`: +1 packet per `w` packets acked (algorithms.md §1.12).
+    /// Linux `tcp_cong_avoid_ai`: +1 packet per `w` packets acked.
     pub fn cong_avoid_ai(&mut self, w: u32, acked: u32) {
         let w = w.max(1);
         if self.cwnd_cnt >= w {
@@ -278,8 +278,8 @@ impl CcCx {
     }
 }
 
-/// A congestion-control algorithm: Linux `tcp_congestion_ops`. The sender calls the hooks
-/// in Linux order (algorithms.md §1.2): `in_ack_event`, `pkts_acked`, loss detection
+/// A congestion-control algorithm: Linux `tcp_congestion_ops`. The sender calls the hooks in Linux
+/// order (Linux tcp_ack(), tcp_cong_control()): `in_ack_event`, `pkts_acked`, loss detection
 /// (`ssthresh`, `set_state`, `cwnd_event(CompleteCwr)`), then `cong_control` if
 /// [`has_cong_control`](Self::has_cong_control), else PRR in CWR/Recovery or `cong_avoid`.
 pub trait CongestionControl: Send + fmt::Debug {
@@ -327,7 +327,7 @@ pub trait CongestionControl: Send + fmt::Debug {
 
     /// True for algorithms that need ECN with accurate per-packet CE feedback (Linux
     /// `TCP_CONG_NEEDS_ECN`: DCTCP): the flow then negotiates ECN and the receiver echoes
-    /// ECE for exactly the CE-marked packets (algorithms.md §1.11).
+    /// ECE for exactly the CE-marked packets (RFC 3168).
     fn needs_accurate_ecn(&self) -> bool {
         false
     }

@@ -1,4 +1,4 @@
-//! NewReno / Reno as Linux "reno" (algorithms.md §2; RFC 5681, RFC 6582, RFC 6675): slow
+//! NewReno / Reno as Linux "reno" (RFC 5681, RFC 6582, RFC 6675): slow
 //! start by packets acked, +1 packet per cwnd acked in congestion avoidance, halving on loss.
 //! Recovery itself (PRR, SACK) lives in the sender. ns-3 TcpNewReno grows per ACK instead of
 //! per packet acked (half as fast per RTT with delayed ACKs); Linux counting is used here.
@@ -86,7 +86,7 @@ mod tests {
         cx
     }
 
-    // algorithms.md §18 Reno 1
+    // docs/validation.md Reno 1
     #[test]
     fn slow_start_doubles_per_rtt_whatever_the_ack_ratio() {
         let mut cx = limited_cx(10);
@@ -101,7 +101,7 @@ mod tests {
         assert_eq!(cx.cwnd, 20);
     }
 
-    // algorithms.md §18 Reno 2
+    // docs/validation.md Reno 2
     #[test]
     fn congestion_avoidance_adds_one_per_window_acked() {
         let mut cx = limited_cx(20);
@@ -122,7 +122,7 @@ mod tests {
         assert_eq!((cx.cwnd, cx.cwnd_cnt), (20, 3));
     }
 
-    // algorithms.md §18 Reno 3 (the ssthresh part; PRR is tested in the sender)
+    // docs/validation.md Reno 3 (the ssthresh part; PRR is tested in the sender)
     #[test]
     fn loss_halves_never_below_two() {
         let mut cx = limited_cx(40);

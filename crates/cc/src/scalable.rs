@@ -1,4 +1,4 @@
-//! Scalable TCP as modern Linux tcp_scalable.c (algorithms.md §11; Kelly, "Scalable TCP:
+//! Scalable TCP as modern Linux tcp_scalable.c (Kelly, "Scalable TCP:
 //! improving performance in highspeed wide area networks", CCR 2003): a = 0.01 (+1 packet
 //! per 100 packets acked once cwnd ≥ 100, Reno below), b = 0.125 (ssthresh = cwnd − cwnd/8).
 //!
@@ -40,11 +40,7 @@ impl AlgorithmConfig for ScalableConfig {
     const SUMMARY: &'static str = "Scalable TCP, Linux tcp_scalable.c (+1 per 100 acked, −1/8 on loss)";
     const PARAMS: &'static [ParamDoc] = &[
         ParamDoc { name: "ai_cnt", unit: "packets", doc: "acked packets per +1 of cwnd once cwnd ≥ ai_cnt" },
-        ParamDoc {
-            name: "count_acks",
-            unit: "",
-            doc: "count ACKs, not acked packets (old Linux/ns-3, with ai_cnt 50)",
-        },
+        ParamDoc { name: "count_acks", unit: "", doc: "count ACKs, not acked packets (old Linux/ns-3, with ai_cnt 50)" },
     ];
 
     fn validate(&self) -> Result<(), String> {
@@ -99,7 +95,7 @@ mod tests {
         }
     }
 
-    // algorithms.md §18 Scalable 1
+    // docs/validation.md Scalable 1
     #[test]
     fn congestion_avoidance_adds_one_per_100_acked_above_100_and_reno_below() {
         // cwnd 200: w = min(200, 100) = 100 → 99 acked leave 200, the 100th makes 201.
@@ -145,7 +141,7 @@ mod tests {
         assert_eq!(cx.cwnd, 200);
     }
 
-    // algorithms.md §18 Scalable 2
+    // docs/validation.md Scalable 2
     #[test]
     fn loss_takes_an_eighth_never_below_two() {
         let (mut s, mut cx) = setup(ScalableConfig::default(), 200);

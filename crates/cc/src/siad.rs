@@ -1,4 +1,4 @@
-//! TCP SIAD, Scalable Increase Adaptive Decrease (algorithms.md §6; M. Kühlewind's Linux
+//! TCP SIAD, Scalable Increase Adaptive Decrease (M. Kühlewind's Linux
 //! module tcp_siad.c, written for ~3.x kernels; paper: Kühlewind, arXiv 1612.07947).
 //!
 //! Every congestion epoch is meant to last Num_RTT (N) RTTs whatever the bandwidth: the
@@ -26,7 +26,7 @@
 //! validation error. With RTTs below 1 ms the delay is 0 ms and, as in Linux, every
 //! decrease goes to MIN_CWND.
 //!
-//! The ns-3 port (dscharnitzky/mmwave-siad-bbr) deviates (§6.8: integer α, forced initial
+//! The ns-3 port (dscharnitzky/mmwave-siad-bbr) deviates (integer α, forced initial
 //! ssthresh 20, α divided by the delay instead of N, no OFFSET, reordered cwnd_max cases,
 //! different Additional Decrease order, no cwnd-limited check, no undo); it is not followed
 //! and not offered as an option.
@@ -46,7 +46,7 @@ const MIN_NUM_RTT: u32 = 2;
 /// Unset delay, ms (tcp_siad.c initialises the delays to `INT_MAX`).
 const NO_DELAY: u32 = i32::MAX as u32;
 
-/// Parameters of SIAD (the Linux module parameters, algorithms.md §6.1).
+/// Parameters of SIAD (the tcp_siad.c module parameters).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct SiadConfig {
@@ -186,8 +186,8 @@ impl Siad {
         }
     }
 
-    /// This ACK's delay in ms (§6.3-1): jiffies between the sample's send time and now, as
-    /// now − TSecr; SRTT if the ACK carries no sample.
+    /// This ACK's delay in ms (per-ACK step 1, docs/models.md, SIAD): jiffies between the sample's
+    /// send time and now, as now − TSecr; SRTT if the ACK carries no sample.
     fn take_delay_ms(&mut self, cx: &CcCx) -> u32 {
         let rtt_us = std::mem::replace(&mut self.ack_rtt_us, -1);
         let ms = if rtt_us >= 0 {
@@ -200,7 +200,8 @@ impl Siad {
         ms.min(u64::from(NO_DELAY - 1)) as u32
     }
 
-    /// §6.3-2..4: delay filter, minimum tracking and the Additional Decrease guard.
+    /// Per-ACK steps 2–4 (docs/models.md, SIAD): delay filter, minimum tracking and the Additional
+    /// Decrease guard.
     fn track_delay(&mut self, cx: &CcCx, d: u32) {
         self.curr_delay = d.min(self.prev_delay);
         self.prev_delay = d;
@@ -222,12 +223,10 @@ impl Siad {
         }
     }
 
-    /// §6.3-7 trigger: about one RTT of increase after the (last) decrease and still no
+    /// Per-ACK step 7 trigger: about one RTT of increase after the (last) decrease and still no
     /// sample at the minimum delay, at most N − 1 times per epoch.
     fn additional_decrease_due(&self, cx: &CcCx) -> bool {
-        u64::from(cx.cwnd) > u64::from(cx.ssthresh) + self.alpha() + 2
-            && !self.min_delay_seen
-            && self.dec_cnt + 1 < self.n
+        u64::from(cx.cwnd) > u64::from(cx.ssthresh) + self.alpha() + 2 && !self.min_delay_seen && self.dec_cnt + 1 < self.n
     }
 
     /// `cwnd − by` if that leaves more than MIN_CWND, else MIN_CWND and no more decreases.
@@ -240,7 +239,7 @@ impl Siad {
         }
     }
 
-    /// §6.3-7: the window of one RTT ago (ssthresh) scaled by RTTmin/RTTcurr, minus OFFSET,
+    /// Per-ACK step 7: the window of one RTT ago (ssthresh) scaled by RTTmin/RTTcurr, minus OFFSET,
     /// minus the larger of the new α and cwnd/(N − dec_cnt) (paper eqs. 3–5).
     fn additional_decrease(&mut self, cx: &mut CcCx) {
         self.dec_cnt += 1;
@@ -273,7 +272,7 @@ impl Siad {
         }
     }
 
-    /// §6.3-8: +1 per cwnd/α packets acked (slow start included), then adapt α.
+    /// Per-ACK step 8: +1 per cwnd/α packets acked (slow start included), then adapt α.
     fn increase(&mut self, cx: &mut CcCx, acked_pkts: u32) {
         cx.cwnd_cnt = cx.cwnd_cnt.saturating_add(acked_pkts);
         let next = (u64::from(cx.cwnd) * self.n / self.increase).max(1) as u32;
@@ -290,7 +289,7 @@ impl Siad {
         cx.cwnd_cnt -= steps * next;
     }
 
-    /// §6.3-8 a–d after cwnd grew by `inc`.
+    /// Per-ACK step 8 a–d after cwnd grew by `inc`.
     fn adapt_rate(&mut self, cx: &CcCx, inc: u32) {
         let (cwnd, before) = (cx.cwnd, cx.cwnd - inc);
         let crossed = |threshold: u32| cwnd >= threshold && before < threshold;
@@ -310,7 +309,7 @@ impl Siad {
         }
     }
 
-    /// §6.4-2: the window when congestion happened, about one RTT before its detection.
+    /// `ssthresh` step 2 (docs/models.md, SIAD): the window when congestion happened, about one RTT before its detection.
     fn estimate_cwnd_max(&self, cx: &CcCx) -> u32 {
         let cwnd = cx.cwnd;
         if !self.increase_performed {
@@ -330,7 +329,7 @@ impl Siad {
         }
     }
 
-    /// §6.4-3: four strictly rising minima in a row mean a standing queue has been taken
+    /// `ssthresh` step 3: four strictly rising minima in a row mean a standing queue has been taken
     /// for base delay; fall back to the oldest. Linux keeps them as u16 (truncating).
     fn guard_min_delay(&mut self) {
         let md = self.min_delay;
@@ -361,7 +360,7 @@ impl CongestionControl for Siad {
         SiadConfig::NAME
     }
 
-    /// §6.2: α = cwnd, target and previous maximum = the initial window.
+    /// Linux `init`: α = cwnd, target and previous maximum = the initial window.
     fn init(&mut self, cx: &mut CcCx) {
         *self = Self::fresh(self.default_num_rtt, self.num_ms);
         self.increase = u64::from(cx.cwnd) * self.n;
@@ -371,7 +370,7 @@ impl CongestionControl for Siad {
         self.mode = Some(self.phase(cx));
     }
 
-    /// §6.4: adaptive decrease of the estimated maximum, new Num_RTT, target and α.
+    /// Linux `ssthresh`: adaptive decrease of the estimated maximum, new Num_RTT, target and α.
     fn ssthresh(&mut self, cx: &mut CcCx) -> u32 {
         cx.cwnd_cnt = 0;
         let cwnd_max = self.estimate_cwnd_max(cx);
@@ -387,8 +386,7 @@ impl CongestionControl for Siad {
         };
         // Extrapolate the change of the maximum (signed trend), at least s.
         let (max, prev) = (i64::from(cwnd_max), i64::from(self.prev_max_cwnd));
-        self.incthresh =
-            if prev < 2 * max { (2 * max - prev).max(i64::from(s)).min(i64::from(u32::MAX)) as u32 } else { s };
+        self.incthresh = if prev < 2 * max { (2 * max - prev).max(i64::from(s)).min(i64::from(u32::MAX)) as u32 } else { s };
         self.increase = u64::from(self.incthresh - s).max(self.n);
         self.prev_max_cwnd = cwnd_max;
         s
@@ -420,7 +418,7 @@ impl CongestionControl for Siad {
         self.mode = matches!(new_state, CaState::Open | CaState::Disorder).then(|| self.phase(cx));
     }
 
-    /// §6.5: the end of a reduction arms the Additional Decrease check for the new epoch.
+    /// Linux `cwnd_event(CA_EVENT_COMPLETE_CWR)`: the end of a reduction arms the Additional Decrease check for the new epoch.
     fn cwnd_event(&mut self, cx: &mut CcCx, ev: CwndEvent) {
         if ev == CwndEvent::CompleteCwr {
             self.prior_snd_una = cx.snd_una;
@@ -431,7 +429,7 @@ impl CongestionControl for Siad {
         }
     }
 
-    /// §6.5: restore the target, forget the last one.
+    /// Linux `undo_cwnd`: restore the target, forget the last one.
     fn undo_cwnd(&mut self, _cx: &mut CcCx) -> u32 {
         let cwnd = self.incthresh;
         self.incthresh = self.prev_max_cwnd;
@@ -482,7 +480,7 @@ mod tests {
         }
     }
 
-    /// §18 SIAD 1's state: linear increase at cwnd 102 with α = 2 (A = 40, N = 20),
+    /// docs/validation.md SIAD 1's state: linear increase at cwnd 102 with α = 2 (A = 40, N = 20),
     /// ssthresh 60, incthresh 110, grown since the last reduction, min_delay 40 ms,
     /// curr_delay `curr_ms` (NO_DELAY: no delay information).
     fn before_decrease(min_ms: u32, curr_ms: u32) -> (Siad, CcCx) {
@@ -496,7 +494,7 @@ mod tests {
         (siad, cx)
     }
 
-    /// §18 SIAD 2's epoch: the decrease of `before_decrease(40, 80)` with prev_max_cwnd 90,
+    /// docs/validation.md SIAD 2's epoch: the decrease of `before_decrease(40, 80)` with prev_max_cwnd 90,
     /// then the end of recovery as the sender does it (cwnd = ssthresh, COMPLETE_CWR, Open).
     fn after_decrease() -> (Siad, CcCx) {
         let (mut siad, mut cx) = before_decrease(40, 80);
@@ -508,7 +506,7 @@ mod tests {
         (siad, cx)
     }
 
-    // algorithms.md §18 SIAD 1
+    // docs/validation.md SIAD 1
     #[test]
     fn decrease_scales_the_estimated_maximum_by_the_delay_ratio() {
         // Linear increase (A < cwnd·N, cwnd ≤ incthresh): cwnd_max = 102 − min(100, α = 2) = 100.
@@ -548,11 +546,11 @@ mod tests {
         assert_eq!(cwnd_max(110, 60, 20, true), 108);
         // Fast Increase, α = 10: minus α/2.
         assert_eq!(cwnd_max(120, 60, 200, true), 115);
-        // Linear increase, α = 2: minus α (§18 SIAD 1).
+        // Linear increase, α = 2: minus α (docs/validation.md SIAD 1).
         assert_eq!(cwnd_max(102, 60, 40, true), 100);
     }
 
-    // algorithms.md §18 SIAD 2, the target
+    // docs/validation.md SIAD 2, the target
     #[test]
     fn target_extrapolates_the_trend_of_the_maxima() {
         // prev_max 90, cwnd_max 100: trend 10, incthresh max(110, 49) = 110, A = 110 − 49 = 61.
@@ -569,7 +567,7 @@ mod tests {
         }
     }
 
-    // algorithms.md §18 SIAD 2, the rate
+    // docs/validation.md SIAD 2, the rate
     #[test]
     fn linear_increase_reaches_incthresh_after_num_rtt_rounds_then_fast_increase() {
         let (mut siad, mut cx) = after_decrease();
@@ -613,10 +611,10 @@ mod tests {
         panic!("condition never met");
     }
 
-    // algorithms.md §18 SIAD 3
+    // docs/validation.md SIAD 3
     #[test]
     fn additional_decrease_when_the_minimum_delay_is_not_seen_again() {
-        // After the §18 SIAD 2 decrease (ssthresh 49, α 3, incthresh 110, min_delay 40 ms) every
+        // After the docs/validation.md SIAD 2 decrease (ssthresh 49, α 3, incthresh 110, min_delay 40 ms) every
         // sample is above min_delay (79, then 80: never again ≤ the epoch's minimum 79, so
         // min_delay is not re-based). The check fires when cwnd first exceeds 49 + 3 + 2.
         let (mut siad, mut cx) = after_decrease();

@@ -2,25 +2,25 @@
 //! aid (unit tests, `tests/conformance.rs`, `benches/per_ack.rs`), public only so that
 //! integration tests and benchmarks can reach it; the simulator's sender is tcplab-tcp.
 //!
-//! [`Sender`] applies ACKs, RTOs and transmissions to a [`CcCx`] and calls the hooks in
-//! Linux order (algorithms.md §1.2): `in_ack_event`; RTT estimate, then `pkts_acked`; the
-//! loss state machine (CWR on ECN echo, Recovery on loss, back to Open once snd_una passes
-//! `high_seq`; §1.6, §1.7); the delivery-rate sample (§1.10); then `cong_control`, PRR
-//! (§1.6) or `cong_avoid`. [`Path`] puts a `Sender` on a fixed-rate path: one bottleneck
-//! of constant rate with a FIFO queue (unlimited or drop-tail), a constant propagation
-//! delay, one ACK per packet and a bulk application that always has data.
+//! [`Sender`] applies ACKs, RTOs and transmissions to a [`CcCx`] and calls the hooks in Linux order
+//! (Linux tcp_ack(), tcp_cong_control()): `in_ack_event`; RTT estimate, then `pkts_acked`; the loss
+//! state machine (CWR on ECN echo, Recovery on loss, back to Open once snd_una passes `high_seq`;
+//! Linux tcp_cwnd_reduction(), tcp_enter_loss()); the delivery-rate sample (Linux tcp_rate_gen());
+//! then `cong_control`, PRR (RFC 6937) or `cong_avoid`. [`Path`] puts a `Sender` on a fixed-rate
+//! path: one bottleneck of constant rate with a FIFO queue (unlimited or drop-tail), a constant
+//! propagation delay, one ACK per packet and a bulk application that always has data.
 //!
 //! Simplified against Linux: no SACK scoreboard (an [`Ack`] states what it delivers and
 //! marks lost), no retransmissions (a lost packet leaves the sequence space with the next
 //! cumulative ACK), the RTT estimator reduced to srtt (gain 1/8) and a whole-connection
 //! minimum, no undo, RTO only on request, and no pacing for algorithms without
-//! `cong_control` (Linux default qdisc, §1.9). ns-3 has no counterpart.
+//! `cong_control` (Linux default qdisc). ns-3 has no counterpart.
 
 use crate::{AckFlags, AckSample, CaState, CcCx, CongestionControl, CwndEvent, RateSample, INFINITE_SSTHRESH};
 use std::collections::VecDeque;
 use tcplab_core::{SimDuration, SimTime};
 
-/// What the rate sampler stores in a packet when it is sent (Linux `tcp_skb_cb.tx`, §1.10).
+/// What the rate sampler stores in a packet when it is sent (Linux `tcp_skb_cb.tx`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TxRecord {
     pub send_time: SimTime,
@@ -86,7 +86,7 @@ impl<C: ?Sized + CongestionControl> Sender<C> {
         }
     }
 
-    /// Connection established: `init`. Algorithms with `cong_control` are paced (§1.9).
+    /// Connection established: `init`. Algorithms with `cong_control` are paced (Linux sch_fq).
     pub fn init(&mut self) {
         if self.cc.has_cong_control() {
             self.cx.paced = true;
@@ -138,17 +138,14 @@ impl<C: ?Sized + CongestionControl> Sender<C> {
     /// Linux `tcp_cwnd_validate` after a burst of sends; `blocked`: cwnd stopped the burst.
     pub fn cwnd_validate(&mut self, blocked: bool) {
         let cx = &mut self.cx;
-        if !seq_before(cx.snd_una, self.cwnd_usage_seq)
-            || blocked
-            || (!cx.is_cwnd_limited && cx.packets_out > cx.max_packets_out)
-        {
+        if !seq_before(cx.snd_una, self.cwnd_usage_seq) || blocked || (!cx.is_cwnd_limited && cx.packets_out > cx.max_packets_out) {
             cx.is_cwnd_limited = blocked;
             cx.max_packets_out = cx.packets_out;
             self.cwnd_usage_seq = cx.snd_nxt;
         }
     }
 
-    /// Processes one ACK at `now`, calling the hooks in Linux order (§1.2).
+    /// Processes one ACK at `now`, calling the hooks in Linux order (tcp_ack()).
     pub fn ack(&mut self, now: SimTime, ack: &Ack) {
         let cx = &mut self.cx;
         cx.now = now;
@@ -189,7 +186,7 @@ impl<C: ?Sized + CongestionControl> Sender<C> {
         self.last_rs = rs;
     }
 
-    /// Retransmission timeout at `now` (Linux `tcp_enter_loss`, §1.7): everything in flight
+    /// Retransmission timeout at `now` (Linux `tcp_enter_loss`): everything in flight
     /// is lost, ssthresh from the algorithm, LOSS event, cwnd = in_flight + 1, state Loss.
     pub fn rto(&mut self, now: SimTime) {
         let cx = &mut self.cx;
@@ -251,7 +248,7 @@ impl<C: ?Sized + CongestionControl> Sender<C> {
         cx.ca_state = CaState::Open;
     }
 
-    /// Linux `tcp_cwnd_reduction` (PRR, §1.6).
+    /// Linux `tcp_cwnd_reduction` (PRR, RFC 6937).
     fn prr(&mut self, newly: u32, newly_lost: bool, una_advanced: bool) {
         let cx = &mut self.cx;
         if newly == 0 || cx.prior_cwnd == 0 {
@@ -273,7 +270,7 @@ impl<C: ?Sized + CongestionControl> Sender<C> {
         cx.cwnd = (i128::from(cx.in_flight) + sndcnt).min(i128::from(u32::MAX)) as u32;
     }
 
-    /// Step (5): Linux `tcp_rate_gen` (§1.10).
+    /// Step (5): Linux `tcp_rate_gen`.
     fn rate_sample(&mut self, ack: &Ack, prior_in_flight: u32) -> RateSample {
         let cx = &mut self.cx;
         if cx.app_limited != 0 && cx.delivered > cx.app_limited {

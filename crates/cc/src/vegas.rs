@@ -1,4 +1,4 @@
-//! TCP Vegas as Linux tcp_vegas.c (algorithms.md §7; Brakmo & Peterson, "TCP Vegas: end to
+//! TCP Vegas as Linux tcp_vegas.c (Brakmo & Peterson, "TCP Vegas: end to
 //! end congestion avoidance on a global internet", IEEE JSAC 13(8), 1995). Once per RTT the
 //! window is compared with what the minimum RTT of that round says the path carries:
 //! `diff = cwnd·(minRTT − baseRTT)/baseRTT`; in congestion avoidance cwnd moves by one packet
@@ -10,7 +10,7 @@
 //! computes `diff` in 32 bits, which wraps once cwnd·(minRTT − baseRTT) reaches 2³² µs
 //! (e.g. cwnd 1000 with 4.3 s of queueing); here it is computed in 64 bits.
 //!
-//! ns-3 TcpVegas differs (§7): diff = cwnd − cwnd·baseRtt/minRtt (the backlog itself),
+//! ns-3 TcpVegas differs: diff = cwnd − cwnd·baseRtt/minRtt (the backlog itself),
 //! ssthresh = max(min(ssthresh, cwnd − 1), 2) on loss, ns-3 NewReno steps, baseRtt kept
 //! across idle periods. Linux is followed.
 
@@ -24,7 +24,7 @@ use tcplab_core::SimRng;
 /// Linux's "no RTT yet" value of baseRTT and minRTT (0x7fffffff, tcp_vegas.c).
 const RTT_UNSET: u32 = 0x7fff_ffff;
 
-/// Parameters of Vegas (the Linux module parameters, algorithms.md §7).
+/// Parameters of Vegas (the Linux tcp_vegas.c module parameters).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct VegasConfig {
@@ -346,7 +346,7 @@ mod tests {
         (vegas, cx)
     }
 
-    // algorithms.md §18 Vegas 1: diff = ⌊cwnd·(rtt − base)/base⌋ steers cwnd into α ≤ diff ≤ β.
+    // docs/validation.md Vegas 1: diff = ⌊cwnd·(rtt − base)/base⌋ steers cwnd into α ≤ diff ≤ β.
     #[test]
     fn congestion_avoidance_moves_one_packet_per_rtt_towards_alpha_beta() {
         // cwnd 50, base 100 ms, round minimum 110 ms: diff = 50·10/100 = 5 > β = 4 → 49.
@@ -379,7 +379,7 @@ mod tests {
         assert_eq!((cx.cwnd, cx.ssthresh), (101, 75));
     }
 
-    // algorithms.md §18 Vegas 2
+    // docs/validation.md Vegas 2
     #[test]
     fn slow_start_ends_at_the_measured_rate_once_diff_exceeds_gamma() {
         // Slow start (ssthresh ∞), cwnd 40, 102.5 ms: diff = 40·2.5/100 = 1, not > γ = 1 → the
@@ -398,7 +398,7 @@ mod tests {
         assert!(!cx.in_slow_start());
     }
 
-    // algorithms.md §18 Vegas 3
+    // docs/validation.md Vegas 3
     #[test]
     fn two_samples_or_fewer_give_a_reno_step() {
         // Slow start, 2 samples at 200 ms (diff would be 40 > γ): Reno slow start, 40 + 2.
@@ -418,7 +418,7 @@ mod tests {
         assert_eq!((cx.cwnd, cx.cwnd_cnt), (51, 1));
     }
 
-    // algorithms.md §18 Vegas 3
+    // docs/validation.md Vegas 3
     #[test]
     fn cwnd_never_below_two() {
         // CA at cwnd 2, 400 ms: diff = 2·300/100 = 6 > β → 1, raised to 2.
@@ -457,7 +457,7 @@ mod tests {
         assert_eq!(c.validate(), Err("alpha = 5 is out of range; allowed: alpha ≤ beta (4)".into()));
     }
 
-    // algorithms.md §7 note and §18 Vegas 1 on a path: 1 packet/ms bottleneck, 100 ms
+    // docs/validation.md Vegas 1 on a path: 1 packet/ms bottleneck, 100 ms
     // propagation, unlimited FIFO. Base RTT 101 ms (with serialisation), so q packets
     // queued give cwnd = 101 + q and diff = ⌊(101 + q)·q/101⌋: q = 1 → 1, 2 → 2, 4 → 4,
     // 5 → 5. Vegas must hold the queue at 2–4 packets. Slow start overshoots first (it
@@ -467,8 +467,7 @@ mod tests {
     #[test]
     fn keeps_two_to_four_packets_queued_on_a_fixed_path() {
         const MS: SimDuration = SimDuration::from_millis(1);
-        let mut path =
-            Path::new(Box::new(Vegas::new(&VegasConfig::default())), MS, SimDuration::from_millis(100), None);
+        let mut path = Path::new(Box::new(Vegas::new(&VegasConfig::default())), MS, SimDuration::from_millis(100), None);
         path.run_until(SimTime::ZERO + SimDuration::from_secs(60));
         let (mut lo, mut hi) = (u64::MAX, 0);
         while path.now() < SimTime::ZERO + SimDuration::from_secs(80) {

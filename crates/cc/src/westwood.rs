@@ -1,4 +1,4 @@
-//! TCP Westwood+ as Linux tcp_westwood.c (algorithms.md §10; Mascolo, Casetti, Gerla et al.,
+//! TCP Westwood+ as Linux tcp_westwood.c (Mascolo, Casetti, Gerla et al.,
 //! "TCP Westwood: bandwidth estimation for TCP", MobiCom 2001; Grieco & Mascolo, "Performance
 //! evaluation and comparison of Westwood+, New Reno, and Vegas TCP congestion control", CCR
 //! 2004). Reno growth; the acked bytes of each RTT window (at least 50 ms) give a bandwidth
@@ -13,7 +13,7 @@
 //! low. Linux's u32 fields would wrap beyond ≈ 4 GB per window or bw_est·RTT_min ≥ 2³²; here
 //! the arithmetic is 64-bit and the window in packets saturates.
 //!
-//! ns-3 TcpWestwoodPlus differs (§10): one sample per RTT from a timer, a Tustin filter (gain
+//! ns-3 TcpWestwoodPlus differs: one sample per RTT from a timer, a Tustin filter (gain
 //! 0.9) instead of the two ⅞ filters, ssthresh = BWE·RTT_min set at the loss itself, no 50 ms
 //! floor. Linux is followed.
 
@@ -28,7 +28,7 @@ use tcplab_core::SimRng;
 const RTT_WINDOW_MIN: u64 = 50;
 /// RTT assumed before the first sample, jiffies (Linux `TCP_WESTWOOD_INIT_RTT` = 20·HZ).
 const INIT_RTT: u64 = 20_000;
-/// µs per jiffy (HZ = 1000, algorithms.md §0).
+/// µs per jiffy (CONFIG_HZ_1000).
 const US_PER_JIFFY: u64 = 1000;
 
 /// Parameters of Westwood+ (none: Linux tcp_westwood.c has no module parameters).
@@ -38,8 +38,7 @@ pub struct WestwoodConfig {}
 
 impl AlgorithmConfig for WestwoodConfig {
     const NAME: &'static str = "westwood";
-    const SUMMARY: &'static str =
-        "TCP Westwood+, Linux tcp_westwood.c (Reno with ssthresh = estimated bandwidth × min RTT)";
+    const SUMMARY: &'static str = "TCP Westwood+, Linux tcp_westwood.c (Reno with ssthresh = estimated bandwidth × min RTT)";
     const PARAMS: &'static [ParamDoc] = &[];
     fn build(&self, _rng: SimRng) -> Box<dyn CongestionControl> {
         Box::new(Westwood::new())
@@ -172,11 +171,7 @@ impl CongestionControl for Westwood {
     /// (dupACKs, SACKs) goes through `acked_count`.
     fn in_ack_event(&mut self, cx: &mut CcCx, flags: AckFlags) {
         self.update_window(cx);
-        self.bk += if flags.slowpath {
-            self.acked_count(cx)
-        } else {
-            u64::from(cx.snd_una.wrapping_sub(self.snd_una)) * u64::from(cx.mss)
-        };
+        self.bk += if flags.slowpath { self.acked_count(cx) } else { u64::from(cx.snd_una.wrapping_sub(self.snd_una)) * u64::from(cx.mss) };
         self.snd_una = cx.snd_una;
         self.rtt_min = if self.reset_rtt_min { self.rtt } else { self.rtt_min.min(self.rtt) };
         self.reset_rtt_min = false;
@@ -223,7 +218,7 @@ mod tests {
         w.pkts_acked(cx, &AckSample { pkts_acked: newly_acked, rtt_us, in_flight: 10 });
     }
 
-    // algorithms.md §18 Westwood+ 1
+    // docs/validation.md Westwood+ 1
     #[test]
     fn a_constant_ack_stream_measures_its_rate() {
         // One 1500-byte packet ACKed per jiffy from jiffy 0 (B = 1500 B/jiffy), RTT 20 ms,
@@ -313,7 +308,7 @@ mod tests {
         s
     }
 
-    // algorithms.md §18 Westwood+ 2
+    // docs/validation.md Westwood+ 2
     #[test]
     fn recovery_halves_then_completes_at_bandwidth_times_min_rtt() {
         let mut s = sender_at_100_packets_bdp();
@@ -327,7 +322,7 @@ mod tests {
         assert_eq!((s.cx.ca_state, s.cx.cwnd, s.cx.ssthresh), (CaState::Open, 100, 100));
     }
 
-    // algorithms.md §18 Westwood+ 2
+    // docs/validation.md Westwood+ 2
     #[test]
     fn rto_sets_ssthresh_to_bandwidth_times_min_rtt_and_restarts_min_rtt() {
         let mut s = sender_at_100_packets_bdp();

@@ -1,4 +1,4 @@
-//! YeAH-TCP as modern Linux tcp_yeah.c (algorithms.md §8; Baiocchi, Castellani & Vacirca,
+//! YeAH-TCP as modern Linux tcp_yeah.c (Baiocchi, Castellani & Vacirca,
 //! "YeAH-TCP: Yet Another Highspeed TCP", PFLDnet 2007). Two modes chosen once per RTT from
 //! Vegas-style RTT bookkeeping (shared with [`crate::vegas`]): "fast" (Scalable growth, +1
 //! per 100 packets acked) while the estimated queue is ≤ 80 packets and the queueing delay
@@ -47,8 +47,7 @@ pub struct YeahConfig {}
 
 impl AlgorithmConfig for YeahConfig {
     const NAME: &'static str = "yeah";
-    const SUMMARY: &'static str =
-        "YeAH-TCP, Linux tcp_yeah.c (Scalable growth while the queue is small, Reno otherwise)";
+    const SUMMARY: &'static str = "YeAH-TCP, Linux tcp_yeah.c (Scalable growth while the queue is small, Reno otherwise)";
     const PARAMS: &'static [ParamDoc] = &[];
     fn build(&self, _rng: SimRng) -> Box<dyn CongestionControl> {
         Box::new(Yeah::new())
@@ -182,7 +181,7 @@ mod tests {
         (yeah, cx)
     }
 
-    // algorithms.md §18 YeAH 1
+    // docs/validation.md YeAH 1
     #[test]
     fn fast_mode_grows_one_per_hundred_acked() {
         // cwnd 1000, fast mode: cong_avoid_ai(min(cwnd, 100), 1) per ACK, so one RTT of 1000
@@ -208,7 +207,7 @@ mod tests {
         assert_eq!(cx.cwnd, 51);
     }
 
-    // algorithms.md §18 YeAH 2
+    // docs/validation.md YeAH 2
     #[test]
     fn a_queue_above_eighty_is_drained_at_once() {
         // base 70 ms, round minimum 100 ms, cwnd 400: queue = 400·30/100 = 120 > 80. The
@@ -250,7 +249,7 @@ mod tests {
         assert_eq!((cx.cwnd, yeah.doing_reno_now), (400, 0));
     }
 
-    // algorithms.md §18 YeAH 3
+    // docs/validation.md YeAH 3
     #[test]
     fn loss_removes_the_queue_unless_reno_mode_lasted() {
         // doing_reno_now < 16, cwnd 200, lastQ 10: reduction = max(min(10, 100), 200/8 = 25)

@@ -1,13 +1,12 @@
-//! Conformance harness over every algorithm of `CcConfig::catalog()`, each built from its
-//! name through serde so that new algorithms join automatically. Random sequences of sends,
-//! ACKs (random sizes, RTT samples, losses, ECN echoes), app-limited periods, RTOs and idle
-//! gaps drive a `testkit::Sender`, which calls the hooks in Linux order (algorithms.md §1.2).
+//! Conformance harness over every algorithm of `CcConfig::catalog()`, each built from its name
+//! through serde so that new algorithms join automatically. Random sequences of sends, ACKs (random
+//! sizes, RTT samples, losses, ECN echoes), app-limited periods, RTOs and idle gaps drive a
+//! `testkit::Sender`, which calls the hooks in Linux order (Linux tcp_ack(), tcp_cong_control()).
 //! After every hook and every step the generic invariants must hold: no panic, cwnd ≥ 1,
-//! `ssthresh()` ≥ 2, and for `cong_control` algorithms a positive, plausible pacing rate;
-//! the same seed and sequence must give the same trace. A second test runs every algorithm
-//! on a lossy fixed-rate path and asks for reasonable utilisation. The hook order is Linux's;
-//! ns-3's TcpCongestionOps calls fewer hooks (no cong_control/pkts_acked split) and is not
-//! modelled.
+//! `ssthresh()` ≥ 2, and for `cong_control` algorithms a positive, plausible pacing rate; the same
+//! seed and sequence must give the same trace. A second test runs every algorithm on a lossy
+//! fixed-rate path and asks for reasonable utilisation. The hook order is Linux's; ns-3's
+//! TcpCongestionOps calls fewer hooks (no cong_control/pkts_acked split) and is not modelled.
 
 use proptest::prelude::*;
 use std::collections::VecDeque;
@@ -99,14 +98,28 @@ enum Rtt {
 enum Op {
     /// Sends up to `max` packets as cwnd allows; `app_limited` marks the connection
     /// app-limited first (Linux `tcp_rate_check_app_limited`).
-    Send { gap_us: u32, max: u8, app_limited: bool },
+    Send {
+        gap_us: u32,
+        max: u8,
+        app_limited: bool,
+    },
     /// ACKs the oldest outstanding packets: the first `lost` are marked lost, the next
     /// `delivered` delivered.
-    Ack { gap_us: u32, delivered: u8, lost: u8, ece: bool, rtt: Rtt },
-    Rto { gap_us: u32 },
+    Ack {
+        gap_us: u32,
+        delivered: u8,
+        lost: u8,
+        ece: bool,
+        rtt: Rtt,
+    },
+    Rto {
+        gap_us: u32,
+    },
     /// The application pauses for `ms`: anything outstanding times out first (as it would
     /// in a real sender), and the next transmission is app-limited.
-    Idle { ms: u32 },
+    Idle {
+        ms: u32,
+    },
 }
 
 fn op() -> impl Strategy<Value = Op> {

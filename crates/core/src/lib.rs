@@ -1,6 +1,6 @@
 //! tcplab-core: the vocabulary every other crate shares — integer-nanosecond simulated
 //! time, link rates, packets as they cross the simulated network, the (time, sequence)
-//! event scheduler and seeded per-component random streams (design.md §4).
+//! event scheduler and seeded per-component random streams (docs/architecture.md, rules).
 
 pub mod packet;
 pub mod rate;

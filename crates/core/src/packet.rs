@@ -1,5 +1,5 @@
 //! Packets as they cross the simulated network: a data segment or an ACK of one TCP flow.
-//! Sequence numbers count MSS-sized segments (algorithms.md §1.1: one simulator packet is one
+//! Sequence numbers count MSS-sized segments (docs/models.md, TSO-less: one simulator packet is one
 //! segment), so the SACK scoreboard and every window are in packets, as in Linux.
 //! A packet is `Copy` and carries no heap data: the hot path never allocates.
 
@@ -96,10 +96,6 @@ impl Packet {
         let sack_bytes = if hdr.sack_len == 0 { 0 } else { (2 + 8 * hdr.sack_len as u32).div_ceil(4) * 4 };
         Packet { flow, src, dst, size: HEADER_BYTES + sack_bytes, ecn: Ecn::NotEct, enqueued_at: SimTime::ZERO, kind: PacketKind::Ack(hdr) }
     }
-
-    pub fn is_data(&self) -> bool {
-        matches!(self.kind, PacketKind::Data(_))
-    }
 }
 
 #[cfg(test)]
@@ -110,7 +106,15 @@ mod tests {
     fn wire_sizes_count_headers_and_sack_option() {
         let d = Packet::data(0, 0, 1, DataHeader { seq: 0, payload: 1448, tsval: SimTime::ZERO, cwr: false }, Ecn::NotEct);
         assert_eq!(d.size, 1500);
-        let mut h = AckHeader { ack: 1, sack: [SackBlock::default(); 3], sack_len: 0, tsecr: SimTime::ZERO, ece: false, rwnd_bytes: 0, delayed: false };
+        let mut h = AckHeader {
+            ack: 1,
+            sack: [SackBlock::default(); 3],
+            sack_len: 0,
+            tsecr: SimTime::ZERO,
+            ece: false,
+            rwnd_bytes: 0,
+            delayed: false,
+        };
         assert_eq!(Packet::ack(0, 1, 0, h).size, 52);
         h.sack_len = 1;
         assert_eq!(Packet::ack(0, 1, 0, h).size, 52 + 12);

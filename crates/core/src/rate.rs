@@ -14,10 +14,6 @@ impl Rate {
     pub const fn from_mbps(mbps: u64) -> Self {
         Rate(mbps * 1_000_000)
     }
-    /// A rate from bytes per second (pacing rates are computed in bytes per second).
-    pub fn from_bytes_per_sec(bytes_per_sec: f64) -> Self {
-        Rate((bytes_per_sec * 8.0).round().clamp(0.0, u64::MAX as f64) as u64)
-    }
     pub fn bps(self) -> u64 {
         self.0
     }

@@ -1,6 +1,6 @@
-//! Seeded random streams. Each component owns one stream derived from the run seed and a
-//! stable name (e.g. "link/3/loss", "flow/0/cc"), so adding a component never shifts the
-//! draws of another and the same scenario + seed is bit-identical everywhere (design.md §4).
+//! Seeded random streams. Each component owns one stream derived from the run seed and a stable
+//! name (e.g. "link/3/loss", "flow/0/cc"), so adding a component never shifts the draws of another
+//! and the same scenario + seed is bit-identical everywhere (docs/architecture.md, rules).
 //! Generator: xoshiro256** (Blackman & Vigna), seeded through SplitMix64.
 
 /// A deterministic pseudo-random stream.

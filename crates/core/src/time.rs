@@ -1,5 +1,5 @@
 //! Simulated time: integer nanoseconds since the start of the run. The engine never reads
-//! the wall clock (design.md §4).
+//! the wall clock (docs/architecture.md, rules).
 
 use std::fmt;
 use std::ops::{Add, AddAssign, Sub};
@@ -22,7 +22,7 @@ impl SimTime {
     pub fn as_micros(self) -> u64 {
         self.0 / 1_000
     }
-    /// Linux jiffies with HZ = 1000 (algorithms.md §0).
+    /// Linux jiffies with HZ = 1000 (CONFIG_HZ_1000).
     pub fn as_jiffies(self) -> u64 {
         self.0 / 1_000_000
     }

@@ -241,9 +241,7 @@ mod tests {
             buf[..p.len()].copy_from_slice(&p);
             Ok(p.len())
         };
-        let write = move |p: &[u8]| {
-            out_tx.send((Instant::now(), p[39])).map_err(|_| io::Error::other("closed"))
-        };
+        let write = move |p: &[u8]| out_tx.send((Instant::now(), p[39])).map_err(|_| io::Error::other("closed"));
         let config = DelayLineConfig { tun: "test".into(), routes, max_queued_bytes };
         let line = DelayLine::on_io(read, write, config).unwrap();
         let start = Instant::now();

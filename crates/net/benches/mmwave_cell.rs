@@ -1,19 +1,19 @@
-//! Cost of the mmWave cell per subframe (design.md §5): the study-(a) UE (radio-models.md A0)
-//! saturated in line of sight (one full MCS-28 TB per subframe, about 26 IP packets handed
-//! over) and behind the building (QPSK/16-QAM TBs), and an idle 3GPP cell catching up on a
-//! second of channel grid steps before its next packet.
+//! Cost of the mmWave cell per subframe (docs/architecture.md, performance budget): the study-(a)
+//! UE (docs/models.md, profiles) saturated in line of sight (one full MCS-28 TB per subframe, about
+//! 26 IP packets handed over) and behind the building (QPSK/16-QAM TBs), and an idle 3GPP cell
+//! catching up on a second of channel grid steps before its next packet.
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use std::hint::black_box;
 use tcplab_core::{DataHeader, Ecn, Packet, SimDuration, SimTime};
 use tcplab_net::mmwave::cell::{CellConfig, Direction, MmWaveCell, RadioDelivery};
-use tcplab_net::radio::RadioCell;
 use tcplab_net::mmwave::channel::ChannelConfig;
 use tcplab_net::mmwave::geometry::{Building, LosTest, Position};
 use tcplab_net::mmwave::mobility::{Mobility, Waypoint, WaypointPath};
 use tcplab_net::mmwave::phy::FrameConfig;
 use tcplab_net::mmwave::rlc::RlcConfig;
 use tcplab_net::mmwave::scheduler::SharingPolicy;
+use tcplab_net::radio::RadioCell;
 
 const TTI: SimDuration = SimDuration::from_micros(100);
 const SUBFRAMES: u64 = 1000;

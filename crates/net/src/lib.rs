@@ -4,13 +4,13 @@
 
 pub mod link;
 pub mod mmwave;
-pub mod wifi;
 pub mod queue;
 pub mod radio;
 pub mod routing;
+pub mod wifi;
 
 pub use link::{Direction, LinkModel, Transmission, WiredLink};
-pub use queue::{CeThreshold, DropPolicy, FifoQueue, Queue, QueueLimit};
+pub use queue::{CeThreshold, DropReason, DropSink, Queue, QueueConfig, QueueLimit};
 pub use routing::RoutingTable;
 
 /// Whether a node runs applications (hosts) or only forwards (routers).

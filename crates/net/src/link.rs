@@ -1,9 +1,9 @@
-//! One direction of a link: an egress queue, a link model that decides how long each packet
-//! occupies the transmitter and when (or whether) it reaches the far end, and the packets
-//! in propagation. A wired point-to-point link is the simplest model; WiFi and mmWave cells
-//! are further `LinkModel`s that the rest of the world sees the same way (design.md §3).
+//! One direction of a wired link: an egress queue, a link model that decides how long each
+//! packet occupies the transmitter and when (or whether) it reaches the far end, and the
+//! packets in propagation. Radio cells are not link models: they sit behind `RadioCell`
+//! (radio.rs).
 
-use crate::queue::Queue;
+use crate::queue::{DropSink, Queue};
 use std::collections::VecDeque;
 use tcplab_core::{LinkId, NodeId, Packet, Rate, SimDuration, SimRng, SimTime};
 
@@ -23,7 +23,7 @@ pub struct Transmission {
 /// to the next (links deliver in order).
 pub trait LinkModel: Send + std::fmt::Debug {
     fn transmit(&mut self, pkt: &Packet, now: SimTime) -> Transmission;
-    /// Nominal capacity, for utilization.
+    /// Nominal capacity (the memory budget bounds the segments a run can deliver with it).
     fn rate(&self) -> Rate;
 }
 
@@ -85,8 +85,8 @@ impl LinkModel for WiredLink {
 pub struct DirectionStats {
     /// Packets offered to the queue.
     pub offered: u64,
-    /// Packets dropped by the queue.
-    pub queue_drops: u64,
+    /// What the queue dropped, by reason, and CE-marked.
+    pub queue: DropSink,
     /// Packets lost by the link model.
     pub link_losses: u64,
     /// Packets that finished transmission (lost or not).
@@ -116,10 +116,10 @@ pub struct Direction {
 /// What `Direction::offer` did with a packet.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Offer {
-    /// Queued (or sent straight to the transmitter); maybe another packet was dropped.
-    Accepted { dropped: Option<Packet> },
+    /// Queued or dropped (`stats.queue` counts the drops); the transmitter was already busy.
+    Accepted,
     /// The transmitter was idle and started on a packet: schedule `tx_done` at this time.
-    Started { done_at: SimTime, dropped: Option<Packet> },
+    Started { done_at: SimTime },
 }
 
 impl Direction {
@@ -130,13 +130,10 @@ impl Direction {
     /// Offers a packet to the queue; starts the transmitter if it was idle.
     pub fn offer(&mut self, pkt: Packet, now: SimTime) -> Offer {
         self.stats.offered += 1;
-        let dropped = self.queue.enqueue(pkt, now);
-        if dropped.is_some() {
-            self.stats.queue_drops += 1;
-        }
+        self.queue.enqueue(pkt, now, &mut self.stats.queue);
         match self.start_next(now) {
-            Some(done_at) => Offer::Started { done_at, dropped },
-            None => Offer::Accepted { dropped },
+            Some(done_at) => Offer::Started { done_at },
+            None => Offer::Accepted,
         }
     }
 
@@ -145,7 +142,7 @@ impl Direction {
         if self.in_service.is_some() {
             return None;
         }
-        let pkt = self.queue.dequeue(now)?;
+        let pkt = self.queue.dequeue(now, &mut self.stats.queue)?;
         let tx = self.model.transmit(&pkt, now);
         self.stats.busy_ns += (tx.done_at - now).as_nanos();
         self.in_service = Some((pkt, tx));
@@ -190,7 +187,7 @@ impl Direction {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::queue::{DropPolicy, FifoQueue, QueueLimit};
+    use crate::queue::{Discipline, DroptailConfig, QueueLimit};
     use tcplab_core::{DataHeader, Ecn};
 
     fn pkt(payload: u32) -> Packet {
@@ -234,12 +231,12 @@ mod tests {
 
     #[test]
     fn direction_keeps_the_transmitter_busy_and_conserves_packets() {
-        let q = Box::new(FifoQueue::new(QueueLimit::Packets(1), DropPolicy::Tail));
+        let q = DroptailConfig {}.build(QueueLimit::Packets(1), None, SimRng::stream(1, "q"));
         let mut d = Direction::new(0, "a->b".into(), 0, 1, q, Box::new(wired(0.0)));
-        assert_eq!(d.offer(pkt(1448), SimTime::ZERO), Offer::Started { done_at: SimTime(1_200_000), dropped: None });
-        assert_eq!(d.offer(pkt(1448), SimTime::ZERO), Offer::Accepted { dropped: None });
-        assert!(matches!(d.offer(pkt(1448), SimTime::ZERO), Offer::Accepted { dropped: Some(_) }));
-        assert_eq!(d.packets_held(), 2);
+        assert_eq!(d.offer(pkt(1448), SimTime::ZERO), Offer::Started { done_at: SimTime(1_200_000) });
+        assert_eq!(d.offer(pkt(1448), SimTime::ZERO), Offer::Accepted);
+        assert_eq!(d.offer(pkt(1448), SimTime::ZERO), Offer::Accepted);
+        assert_eq!((d.stats.queue.tail, d.packets_held()), (1, 2));
         let (arrival, next) = d.tx_done(SimTime(1_200_000));
         assert_eq!(arrival, Some(SimTime(6_200_000)));
         assert_eq!(next, Some(SimTime(2_400_000)));
@@ -248,7 +245,7 @@ mod tests {
         assert_eq!(d.tx_done(SimTime(2_400_000)), (None, None));
         assert_eq!(d.arrive().1, Some(SimTime(7_400_000)));
         assert_eq!(d.arrive().1, None);
-        assert_eq!(d.stats.queue_drops, 1);
+        assert_eq!(d.stats.queue.drops(), 1);
         assert_eq!(d.stats.offered, 3);
     }
 }

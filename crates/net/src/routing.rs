@@ -157,7 +157,13 @@ mod tests {
         }
         let hops = dist[node as usize];
         (node != dst && hops != u32::MAX)
-            .then(|| edges.iter().enumerate().find(|(_, &(f, t))| f == node && dist[t as usize].checked_add(1) == Some(hops)).map(|(i, _)| i as LinkId))
+            .then(|| {
+                edges
+                    .iter()
+                    .enumerate()
+                    .find(|(_, &(f, t))| f == node && dist[t as usize].checked_add(1) == Some(hops))
+                    .map(|(i, _)| i as LinkId)
+            })
             .flatten()
     }
 
@@ -180,7 +186,11 @@ mod tests {
             let rt = towards_all(nodes, &edges);
             for dst in 0..nodes as NodeId {
                 for node in 0..nodes as NodeId {
-                    assert_eq!(rt.next_hop(node, dst), by_definition(nodes, &edges, node, dst), "seed {seed}: {node} -> {dst} over {edges:?}");
+                    assert_eq!(
+                        rt.next_hop(node, dst),
+                        by_definition(nodes, &edges, node, dst),
+                        "seed {seed}: {node} -> {dst} over {edges:?}"
+                    );
                 }
             }
         }

@@ -25,8 +25,9 @@ fn scenario_err(e: tcplab_sim::ScenarioError) -> PyErr {
 /// Runs `f`, turning a panic (a simulator bug) into a RuntimeError: nothing a scenario does
 /// may take the interpreter down.
 fn guarded<T>(what: &str, f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
-    catch_unwind(AssertUnwindSafe(f))
-        .unwrap_or_else(|panic| Err(PyRuntimeError::new_err(format!("{what}: internal simulator error (a bug; please report it): {}", panic_message(&*panic)))))
+    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|panic| {
+        Err(PyRuntimeError::new_err(format!("{what}: internal simulator error (a bug; please report it): {}", panic_message(&*panic))))
+    })
 }
 
 fn panic_message(panic: &(dyn Any + Send)) -> String {
@@ -97,7 +98,8 @@ struct Frames<'py> {
 /// Moves a run's series into Python column dicts.
 fn columns<'py>(py: Python<'py>, w: &mut World, record_rtt: bool) -> PyResult<Frames<'py>> {
     use std::mem::take;
-    let (fs, ls, rs, radio_series, wifi_series) = (take(&mut w.flow_series), take(&mut w.link_series), take(&mut w.rtt_series), take(&mut w.radio_series), take(&mut w.wifi_series));
+    let (fs, ls, rs, radio_series, wifi_series) =
+        (take(&mut w.flow_series), take(&mut w.link_series), take(&mut w.rtt_series), take(&mut w.radio_series), take(&mut w.wifi_series));
     let w = &*w;
     let flows = PyDict::new(py);
     flows.set_item("t_s", f64_column(py, fs.t_s)?)?;
@@ -196,10 +198,17 @@ fn run<'py>(py: Python<'py>, scenario_json: &str, seed: Option<u64>, progress: O
             }))
         });
         let mut out = match result {
-            Err(panic) => return Err(PyRuntimeError::new_err(format!("scenario {name:?}: internal simulator error (a bug; please report it): {}", panic_message(&*panic)))),
+            Err(panic) => {
+                return Err(PyRuntimeError::new_err(format!(
+                    "scenario {name:?}: internal simulator error (a bug; please report it): {}",
+                    panic_message(&*panic)
+                )))
+            }
             Ok(Err(RunError::Scenario(e))) => return Err(scenario_err(e)),
             Ok(Err(RunError::Aborted(msg))) => return Err(callback_error.unwrap_or_else(|| PyRuntimeError::new_err(msg))),
-            Ok(Err(RunError::Invariant(msg))) => return Err(PyRuntimeError::new_err(format!("scenario {name:?}: end-of-run invariant broken (a simulator bug): {msg}"))),
+            Ok(Err(RunError::Invariant(msg))) => {
+                return Err(PyRuntimeError::new_err(format!("scenario {name:?}: end-of-run invariant broken (a simulator bug): {msg}")))
+            }
             Ok(Ok(out)) => out,
         };
         let mut summary = out.summary.clone();

@@ -283,7 +283,8 @@ mod tests {
         let s = rtt_lens(|v| v["flows"] = json!([{"cc": "cubic"}, {"cc": "bbr"}, {"cc": "reno"}])).unwrap();
         let world = World::new(s.clone(), &mut || Ok::<(), ScenarioError>(())).unwrap();
         let e = estimate(&s, &world.net);
-        let allocated = world.flow_series.t_s.capacity() as u64 * FlowSeries::ROW_BYTES + world.link_series.t_s.capacity() as u64 * LinkSeries::ROW_BYTES;
+        let allocated = world.flow_series.t_s.capacity() as u64 * FlowSeries::ROW_BYTES
+            + world.link_series.t_s.capacity() as u64 * LinkSeries::ROW_BYTES;
         assert_eq!(e.series_bytes, allocated);
         assert_eq!(world.flow_series.cwnd_pkts.capacity(), 2100 * 3);
     }

@@ -6,18 +6,18 @@
 //! number of nodes, links and flows, and calls a `tick` now and then so that a long setup
 //! can report progress and be stopped.
 
-use crate::resolve::ScenarioError;
-use crate::scenario::{FlowSpec, LinkSpec, PacingSpec, QueueKind, RtoSpec, Scenario, Ssthresh, TcpSpec, Topology};
-use crate::units::{BufferValue, EcnThresholdValue};
-use tcplab_cc::INFINITE_SSTHRESH;
 use crate::mmwave::{ENB, PGW, REMOTE};
+use crate::resolve::ScenarioError;
+use crate::scenario::{FlowSpec, LinkSpec, PacingSpec, RtoSpec, Scenario, Ssthresh, TcpSpec, Topology};
+use crate::units::{BufferValue, EcnThresholdValue};
 use std::collections::HashMap;
+use tcplab_cc::INFINITE_SSTHRESH;
 use tcplab_core::{LinkId, NodeId, SimDuration, SimRng, SimTime};
 use tcplab_net::mmwave::cell::MmWaveCell;
 use tcplab_net::mmwave::phy::Mcs;
 use tcplab_net::radio::{Direction as RadioDirection, RadioCell, UserId};
 use tcplab_net::wifi::bss::WifiBss;
-use tcplab_net::{CeThreshold, Direction, DropPolicy, FifoQueue, Node, NodeRole, QueueLimit, RoutingTable, WiredLink};
+use tcplab_net::{CeThreshold, Direction, Node, NodeRole, QueueLimit, RoutingTable, WiredLink};
 use tcplab_tcp::{DelayedAck, EcnMode, PacingMode, RtoMode, TcpConfig, TcpReceiver, TcpSender};
 
 /// Node names of a dumbbell with `pairs` pairs, with whether each is a host.
@@ -170,20 +170,19 @@ impl RateApp {
     }
 }
 
-fn queue_for(buffer: BufferValue, kind: QueueKind, ecn_threshold: Option<EcnThresholdValue>) -> Box<FifoQueue> {
-    let limit = match buffer {
+/// A link buffer as the limit of its queues.
+pub(crate) fn queue_limit(buffer: BufferValue) -> QueueLimit {
+    match buffer {
         BufferValue::Packets(n) => QueueLimit::Packets(n),
         BufferValue::Bytes(b) => QueueLimit::Bytes(b),
-    };
-    let policy = match kind {
-        QueueKind::Droptail => DropPolicy::Tail,
-        QueueKind::Headdrop => DropPolicy::Head,
-    };
-    let marking = ecn_threshold.map(|t| match t {
+    }
+}
+
+fn ce_threshold(t: EcnThresholdValue) -> CeThreshold {
+    match t {
         EcnThresholdValue::Packets(k) => CeThreshold::Backlog(k),
         EcnThresholdValue::Sojourn(d) => CeThreshold::Sojourn(d),
-    });
-    Box::new(FifoQueue::new(limit, policy).with_ce_marking(marking))
+    }
 }
 
 struct Builder<'t, E> {
@@ -210,12 +209,12 @@ impl<E> Builder<'_, E> {
         let rev = spec.reverse.clone().unwrap_or_default();
         let delay = delay.unwrap_or(spec.delay.0);
         let directions = [
-            (ia, ib, spec.buffer, spec.queue, spec.loss, spec.ecn_threshold),
+            (ia, ib, spec.buffer, &spec.queue, spec.loss, spec.ecn_threshold),
             (
                 ib,
                 ia,
                 rev.buffer.unwrap_or(spec.buffer),
-                rev.queue.unwrap_or(spec.queue),
+                rev.queue.as_ref().unwrap_or(&spec.queue),
                 rev.loss.unwrap_or(spec.loss),
                 rev.ecn_threshold.or(spec.ecn_threshold),
             ),
@@ -225,7 +224,9 @@ impl<E> Builder<'_, E> {
             let name = format!("{}->{}", self.nodes[from as usize].name, self.nodes[to as usize].name);
             let rng = SimRng::stream(self.seed, &format!("link/{name}/loss"));
             let model = WiredLink::new(spec.rate.0, delay, spec.mtu, loss, rng);
-            self.links.push(Direction::new(id, name, from, to, queue_for(buffer, queue, ecn_threshold), Box::new(model)));
+            let queue_rng = SimRng::stream(self.seed, &format!("link/{name}/queue"));
+            let queue = queue.build(queue_limit(buffer), ecn_threshold.map(ce_threshold), queue_rng);
+            self.links.push(Direction::new(id, name, from, to, queue, Box::new(model)));
         }
         (self.tick)()
     }
@@ -346,8 +347,7 @@ pub fn build_with<E: From<ScenarioError>>(scenario: &Scenario, tick: &mut dyn Fn
         b.add_link(PGW, ENB, &m.s1u, None)?;
         let config = m.cell_config(SimTime::ZERO + scenario.duration.0, m.remote.mtu)?;
         let peak = config.frame.phy_rate_bps(Mcs::MAX, config.frame.data_symbols_per_subframe());
-        let cell = MmWaveCell::new(config, scenario.seed)
-            .map_err(|e| ScenarioError::new("topology", e.to_string()))?;
+        let cell = MmWaveCell::new(config, scenario.seed).map_err(|e| ScenarioError::new("topology", e.to_string()))?;
         let ues = m.ue_names().iter().map(|n| b.node_id(n)).collect();
         radio = Some(RadioAccess::new(Cell::Mmwave(cell), b.node_id(ENB), ues, b.links.len() as LinkId, peak));
     }
@@ -367,7 +367,11 @@ pub fn build_with<E: From<ScenarioError>>(scenario: &Scenario, tick: &mut dyn Fn
         if !routes.reachable(flow.src, flow.dst) || !routes.reachable(flow.dst, flow.src) {
             return Err(ScenarioError::new(
                 format!("flows.{i}.dst"),
-                format!("{:?} cannot be reached from {:?}: no path of links joins them", f.dst.as_deref().unwrap_or_default(), f.src.as_deref().unwrap_or_default()),
+                format!(
+                    "{:?} cannot be reached from {:?}: no path of links joins them",
+                    f.dst.as_deref().unwrap_or_default(),
+                    f.src.as_deref().unwrap_or_default()
+                ),
             )
             .into());
         }

@@ -1,5 +1,5 @@
 //! tcplab-sim: scenario schema and validation, world builder, event loop, recorder and
-//! summary — everything between a scenario file and a run's outputs (design.md §1).
+//! summary — everything between a scenario file and a run's outputs (docs/architecture.md).
 
 pub mod budget;
 pub mod build;
@@ -99,11 +99,11 @@ struct NamedItem {
     summary: &'static str,
 }
 
-/// What `tcplab list` shows: algorithms with parameters, queue kinds, topologies.
+/// What `tcplab list` shows: algorithms and queue disciplines with parameters, topologies.
 pub fn catalog() -> serde_json::Value {
     serde_json::json!({
         "algorithms": tcplab_cc::CcConfig::catalog(),
-        "queues": scenario::QueueKind::ALL.iter().map(|(_, name, summary)| NamedItem { name, summary }).collect::<Vec<_>>(),
+        "queues": tcplab_net::QueueConfig::catalog(),
         "topologies": scenario::Topology::ALL.iter().map(|(name, summary)| NamedItem { name, summary }).collect::<Vec<_>>(),
     })
 }

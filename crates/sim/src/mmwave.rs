@@ -1,12 +1,13 @@
-//! The `kind = "mmwave"` topology (docs/scenario-format.md, radio-models.md Part A): a remote
-//! host — SGi link — PGW — S1-U link — one mmWave eNB — UEs over the radio (A11). This file
-//! holds the schema types, the checks that need the geometry (a UE path through a building,
-//! a building over the eNB, parameters the PHY refuses) and the `CellConfig` they build.
+//! The `kind = "mmwave"` topology (docs/scenario-format.md, docs/models.md, 5G mmWave): a remote
+//! host — SGi link — PGW — S1-U link — one mmWave eNB — UEs over the radio
+//! (MmWavePointToPointEpcHelper). This file holds the schema types, the checks that need the
+//! geometry (a UE path through a building, a building over the eNB, parameters the PHY refuses) and
+//! the `CellConfig` they build.
 //!
 //! Node names: `remote` (host), `pgw` and `enb` (routers), one host per UE (`ue0`, `ue1`, …
 //! unless named). The S1-U link carries GTP-U, whose 36 B per packet are not added (at
 //! 10 Gb/s they change nothing the studies measure). A segment larger than the SGi MTU is
-//! fragmented by the remote host (A11): the cell splits it into IP fragments of that MTU.
+//! fragmented by the remote host (MmWavePointToPointEpcHelper): the cell splits it into IP fragments of that MTU.
 
 use crate::resolve::ScenarioError;
 use crate::scenario::LinkSpec;
@@ -27,7 +28,7 @@ pub const REMOTE: &str = "remote";
 pub const PGW: &str = "pgw";
 pub const ENB: &str = "enb";
 
-/// Radio propagation profile (radio-models.md A0).
+/// Radio propagation profile (docs/models.md, profiles).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub enum RadioProfile {
     /// ns3-mmwave V2.0: NYU path loss, building-obstacle blockage trace, NYU beamforming gain.
@@ -38,7 +39,7 @@ pub enum RadioProfile {
     MmwV23gpp,
 }
 
-/// How the scheduler shares the subframe's symbols when demand exceeds them (A7).
+/// How the scheduler shares the subframe's symbols when demand exceeds them (MmWaveFlexTtiMacScheduler).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum SchedulerSpec {
@@ -49,7 +50,7 @@ pub enum SchedulerSpec {
     ProportionalFair,
 }
 
-/// Line-of-sight test (A1).
+/// Line-of-sight test (ns-3 buildings LOS test).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub enum LosTestSpec {
     /// Ground-plane footprints, building height ignored (the obstacle model of MMW-V2).
@@ -67,10 +68,10 @@ pub struct EnbSpec {
     /// [x, y, z] in metres.
     #[serde(default = "default_enb_position")]
     pub position: [f64; 3],
-    /// Transmit power, dBm (A3: 30).
+    /// Transmit power, dBm (ns3-mmwave V2.0 defaults: 30).
     #[serde(default = "default_tx_power")]
     pub tx_power_dbm: f64,
-    /// Receiver noise figure, dB (A3: 5).
+    /// Receiver noise figure, dB (ns3-mmwave V2.0 defaults: 5).
     #[serde(default = "default_noise_figure")]
     pub noise_figure_db: f64,
 }
@@ -91,7 +92,7 @@ fn default_noise_figure() -> f64 {
     5.0
 }
 
-/// RLC AM of every bearer (A10).
+/// RLC AM of every bearer (LteRlcAm).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RlcSpec {
@@ -162,7 +163,7 @@ pub struct UeSpec {
     pub waypoints: Option<Vec<WaypointSpec>>,
 }
 
-/// A 5G mmWave cell with its core network (radio-models.md Part A).
+/// A 5G mmWave cell with its core network (docs/models.md, 5G mmWave).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MmwaveTopology {
@@ -181,23 +182,23 @@ pub struct MmwaveTopology {
     /// Sharing between UEs and directions: "round-robin" or "proportional-fair".
     #[serde(default)]
     pub scheduler: SchedulerSpec,
-    /// CqiTimerThreshold: subframes without a CQI report before CQI 1 is assumed (A7: 100;
+    /// CqiTimerThreshold: subframes without a CQI report before CQI 1 is assumed (MmWaveFlexTtiMacScheduler: 100;
     /// study (a) 1000). Also how long a CQI of 0 stalls the downlink.
     #[serde(default = "default_cqi_timer")]
     pub cqi_timer_subframes: u32,
-    /// HARQ round trip in subframes (A9: about 5).
+    /// HARQ round trip in subframes (MmWaveHarqPhy: about 5).
     #[serde(default = "default_harq_rtt")]
     pub harq_rtt_subframes: u32,
     /// Use this MCS (0 to 28) in both directions instead of adaptive modulation and coding.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fixed_mcs: Option<u32>,
-    /// Add the small-scale fading layer (A5.3) on top of the beamforming gain.
+    /// Add the small-scale fading layer (docs/models.md, fast fading) on top of the beamforming gain.
     #[serde(default)]
     pub fast_fading: bool,
-    /// UE transmit power, dBm (A3: 30).
+    /// UE transmit power, dBm (ns3-mmwave V2.0 defaults: 30).
     #[serde(default = "default_tx_power")]
     pub ue_tx_power_dbm: f64,
-    /// UE receiver noise figure, dB (A3: 5).
+    /// UE receiver noise figure, dB (ns3-mmwave V2.0 defaults: 5).
     #[serde(default = "default_noise_figure")]
     pub ue_noise_figure_db: f64,
     #[serde(default)]
@@ -207,7 +208,7 @@ pub struct MmwaveTopology {
     /// SGi link remote host ↔ PGW (default 100 Gbps, 10 ms, MTU 1500, as the V2.0 example).
     #[serde(default = "default_remote")]
     pub remote: LinkSpec,
-    /// S1-U link PGW ↔ eNB (A11: 10 Gbps, 1 ms, MTU 2000).
+    /// S1-U link PGW ↔ eNB (MmWavePointToPointEpcHelper: 10 Gbps, 1 ms, MTU 2000).
     #[serde(default = "default_s1u")]
     pub s1u: LinkSpec,
     #[serde(default)]
@@ -288,7 +289,10 @@ impl MmwaveTopology {
         }
         for (i, name) in self.ue_names().iter().enumerate() {
             if name.is_empty() || [REMOTE, PGW, ENB].contains(&name.as_str()) || self.ue_names()[..i].contains(name) {
-                return err(&format!("ues.{i}.name"), format!("{name:?} is empty, reserved (remote, pgw, enb) or used twice; UE names must be unique"));
+                return err(
+                    &format!("ues.{i}.name"),
+                    format!("{name:?} is empty, reserved (remote, pgw, enb) or used twice; UE names must be unique"),
+                );
             }
             self.ues[i].name = Some(name.clone());
         }
@@ -305,7 +309,13 @@ impl MmwaveTopology {
             }
         }
         if self.bandwidth.0 / 2 >= self.carrier.0 {
-            return err("bandwidth", format!("{} cannot be carried at {}: the channel would reach below 0 Hz; allowed: under twice the carrier", self.bandwidth, self.carrier));
+            return err(
+                "bandwidth",
+                format!(
+                    "{} cannot be carried at {}: the channel would reach below 0 Hz; allowed: under twice the carrier",
+                    self.bandwidth, self.carrier
+                ),
+            );
         }
         let buildings = self.buildings()?;
         let enb = position(self.enb.position);
@@ -313,7 +323,10 @@ impl MmwaveTopology {
             return err("enb.position", "coordinates must be finite numbers, the height (z) at least 0 m (the ground)".into());
         }
         if let Some(b) = building_containing(enb, &buildings) {
-            return err(&format!("buildings.{b}"), format!("contains the eNB at {:?}; a base station cannot be inside a building", self.enb.position));
+            return err(
+                &format!("buildings.{b}"),
+                format!("contains the eNB at {:?}; a base station cannot be inside a building", self.enb.position),
+            );
         }
         let horizon = SimTime::ZERO + duration;
         for i in 0..self.ues.len() {
@@ -322,19 +335,33 @@ impl MmwaveTopology {
                 let key = if self.ues[i].waypoints.is_some() { "waypoints" } else { "position" };
                 return err(
                     &format!("ues.{i}.{key}"),
-                    format!("the UE's path enters building {} at t = {:.3} s; paths must go around buildings", entry.building_index, entry.time.as_secs_f64()),
+                    format!(
+                        "the UE's path enters building {} at t = {:.3} s; paths must go around buildings",
+                        entry.building_index,
+                        entry.time.as_secs_f64()
+                    ),
                 );
             }
         }
         for i in 0..self.ues.len() {
             let mobility = self.mobility(i)?;
             // Each leg is straight: its ends are its farthest and lowest points.
-            let ends: Vec<(SimTime, Position)> = mobility.legs(SimTime::ZERO, horizon).iter().flat_map(|l| [(l.start, l.start_position), (l.end, mobility.position_at(l.end))]).collect();
+            let ends: Vec<(SimTime, Position)> = mobility
+                .legs(SimTime::ZERO, horizon)
+                .iter()
+                .flat_map(|l| [(l.start, l.start_position), (l.end, mobility.position_at(l.end))])
+                .collect();
             let key = if self.ues[i].waypoints.is_some() { "waypoints" } else { "position" };
             if let Some((t, p)) = ends.iter().find(|(_, p)| p.z_m < 0.0) {
-                return err(&format!("ues.{i}.{key}"), format!("the UE is {:.1} m below the ground at t = {:.3} s; allowed: heights (z) from 0 m", -p.z_m, t.as_secs_f64()));
+                return err(
+                    &format!("ues.{i}.{key}"),
+                    format!("the UE is {:.1} m below the ground at t = {:.3} s; allowed: heights (z) from 0 m", -p.z_m, t.as_secs_f64()),
+                );
             }
-            let far = ends.iter().map(|(t, p)| (*t, p.distance_m(enb))).fold((SimTime::ZERO, 0.0), |far, here| if here.1 > far.1 { here } else { far });
+            let far = ends
+                .iter()
+                .map(|(t, p)| (*t, p.distance_m(enb)))
+                .fold((SimTime::ZERO, 0.0), |far, here| if here.1 > far.1 { here } else { far });
             if far.1 > MAX_UE_DISTANCE_M {
                 return err(
                     &format!("ues.{i}.{key}"),
@@ -415,8 +442,12 @@ impl MmwaveTopology {
         let u = &self.ues[i];
         let path = |key: &str| format!("topology.ues.{i}.{key}");
         match (&u.waypoints, u.position) {
-            (Some(_), Some(_)) => Err(ScenarioError::new(path("position"), "give either waypoints or a position (with an optional velocity), not both")),
-            (None, None) => Err(ScenarioError::new(path("position"), "missing; a UE needs a position (optionally with a velocity) or waypoints")),
+            (Some(_), Some(_)) => {
+                Err(ScenarioError::new(path("position"), "give either waypoints or a position (with an optional velocity), not both"))
+            }
+            (None, None) => {
+                Err(ScenarioError::new(path("position"), "missing; a UE needs a position (optionally with a velocity) or waypoints"))
+            }
             (Some(points), None) => {
                 if u.velocity.is_some() || u.move_at.is_some() {
                     return Err(ScenarioError::new(path("velocity"), "velocity and move_at go with position, not with waypoints"));
@@ -432,7 +463,9 @@ impl MmwaveTopology {
                 match u.velocity {
                     None if u.move_at.is_some() => Err(ScenarioError::new(path("move_at"), "needs a velocity")),
                     None => Ok(Mobility::Stationary(start)),
-                    Some(v) if v.iter().any(|c| !c.is_finite()) => Err(ScenarioError::new(path("velocity"), "components must be finite numbers (m/s)")),
+                    Some(v) if v.iter().any(|c| !c.is_finite()) => {
+                        Err(ScenarioError::new(path("velocity"), "components must be finite numbers (m/s)"))
+                    }
                     Some(v) => Ok(Mobility::ConstantVelocity {
                         start_time: SimTime::ZERO + u.move_at.map_or(SimDuration::ZERO, |d| d.0),
                         start_position: start,
@@ -458,7 +491,11 @@ impl MmwaveTopology {
             noise_figure_db: self.ue_noise_figure_db,
             fast_fading: self.fast_fading,
         };
-        let rlc = |buffer: SizeValue| RlcConfig { max_tx_buffer_bytes: buffer.0, t_reordering: self.rlc.t_reordering.0, t_status_prohibit: self.rlc.t_status_prohibit.0 };
+        let rlc = |buffer: SizeValue| RlcConfig {
+            max_tx_buffer_bytes: buffer.0,
+            t_reordering: self.rlc.t_reordering.0,
+            t_status_prohibit: self.rlc.t_status_prohibit.0,
+        };
         Ok(CellConfig {
             channel,
             frame: self.frame().map_err(|(path, e)| ScenarioError::new(format!("topology.{path}"), e.to_string()))?,

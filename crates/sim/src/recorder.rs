@@ -1,9 +1,9 @@
-//! The recorder: time series sampled at `sample_interval` into preallocated columnar
-//! vectors (one Vec per column) — flows, queues and, with an mmWave cell, the radio state
-//! of each UE, with a WiFi BSS the MAC counters of each device — per-ACK RTT samples when
-//! asked, and streaming RTT statistics per flow for the summary (a log-bucket histogram:
-//! memory does not grow with simulated time). Column names carry their units (design.md §4);
-//! what the series may take in memory is bounded before a run starts (`crate::budget`).
+//! The recorder: time series sampled at `sample_interval` into preallocated columnar vectors (one
+//! Vec per column) — flows, queues and, with an mmWave cell, the radio state of each UE, with a
+//! WiFi BSS the MAC counters of each device — per-ACK RTT samples when asked, and streaming RTT
+//! statistics per flow for the summary (a log-bucket histogram: memory does not grow with simulated
+//! time). Column names carry their units (docs/architecture.md, rules); what the series may take in
+//! memory is bounded before a run starts (`crate::budget`).
 
 use tcplab_net::mmwave::cell::RadioSnapshot;
 

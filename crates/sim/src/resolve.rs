@@ -14,6 +14,7 @@ use tcplab_cc::config::humanize_serde_message;
 use tcplab_cc::CcConfig;
 use tcplab_core::packet::HEADER_BYTES;
 use tcplab_core::{Rate, SimDuration};
+use tcplab_net::QueueConfig;
 
 /// The IPv4 total-length field has 16 bits (RFC 791 §3.1): no IP packet is larger.
 const MAX_IP_PACKET_BYTES: u32 = 65_535;
@@ -110,19 +111,19 @@ pub fn resolve(value: Value) -> Result<Scenario, ScenarioError> {
     };
     let tcp_value = take(&mut top, "tcp").unwrap_or_else(|| Value::Object(Map::new()));
     let global_tcp: crate::scenario::TcpSpec = parse_at(tcp_value, "tcp")?;
-    let topology_value = take(&mut top, "topology").ok_or_else(|| ScenarioError::new("topology", "missing; a topology table with kind = \"dumbbell\", \"explicit\" or \"mmwave\" is required"))?;
-    let flows_value = take(&mut top, "flows").ok_or_else(|| ScenarioError::new("flows", "missing; at least one [[flows]] entry is required"))?;
+    let topology_value = take(&mut top, "topology").ok_or_else(|| {
+        ScenarioError::new("topology", "missing; a topology table with kind = \"dumbbell\", \"explicit\" or \"mmwave\" is required")
+    })?;
+    let flows_value =
+        take(&mut top, "flows").ok_or_else(|| ScenarioError::new("flows", "missing; at least one [[flows]] entry is required"))?;
 
     let topology = parse_topology(topology_value)?;
     let Value::Array(flow_values) = flows_value else {
         return Err(ScenarioError::new("flows", "must be an array of tables ([[flows]])"));
     };
     let global_tcp_json = serde_json::to_value(&global_tcp).expect("TcpSpec serializes");
-    let flows = flow_values
-        .into_iter()
-        .enumerate()
-        .map(|(i, v)| parse_flow(v, i, &global_tcp_json))
-        .collect::<Result<Vec<FlowSpec>, _>>()?;
+    let flows =
+        flow_values.into_iter().enumerate().map(|(i, v)| parse_flow(v, i, &global_tcp_json)).collect::<Result<Vec<FlowSpec>, _>>()?;
 
     // What is left are the scalar top-level keys (and unknown ones, which serde reports).
     top.insert("tcp".into(), global_tcp_json);
@@ -143,7 +144,9 @@ fn parse_topology(value: Value) -> Result<Topology, ScenarioError> {
     };
     let kind = match take(&mut map, "kind") {
         Some(Value::String(k)) => k,
-        Some(other) => return Err(ScenarioError::new("topology.kind", format!("{other} is not a topology kind; allowed: dumbbell, explicit, mmwave"))),
+        Some(other) => {
+            return Err(ScenarioError::new("topology.kind", format!("{other} is not a topology kind; allowed: dumbbell, explicit, mmwave")))
+        }
         None => return Err(ScenarioError::new("topology.kind", "missing; allowed: dumbbell, explicit, mmwave")),
     };
     match kind.as_str() {
@@ -183,7 +186,10 @@ fn check(s: &mut Scenario) -> Result<(), ScenarioError> {
     }
     let interval = s.sample_interval.0;
     if interval.as_nanos() == 0 || interval > duration {
-        return Err(ScenarioError::new("sample_interval", format!("{} must be > 0 and at most the duration ({})", s.sample_interval, s.duration)));
+        return Err(ScenarioError::new(
+            "sample_interval",
+            format!("{} must be > 0 and at most the duration ({})", s.sample_interval, s.duration),
+        ));
     }
     if s.flows.is_empty() {
         return Err(ScenarioError::new("flows", "is empty; at least one flow is required"));
@@ -207,12 +213,18 @@ fn check(s: &mut Scenario) -> Result<(), ScenarioError> {
             }
             if let Some(delays) = &d.access_delays {
                 if delays.len() != pairs as usize {
-                    return Err(ScenarioError::new("topology.access_delays", format!("has {} entries; one per pair ({pairs}) is required", delays.len())));
+                    return Err(ScenarioError::new(
+                        "topology.access_delays",
+                        format!("has {} entries; one per pair ({pairs}) is required", delays.len()),
+                    ));
                 }
             }
             for (i, f) in s.flows.iter_mut().enumerate() {
                 if f.src.is_none() && f.dst.is_none() && i as u32 >= pairs {
-                    return Err(ScenarioError::new(format!("flows.{i}"), format!("has no src/dst and the dumbbell has only {pairs} pairs; set topology.pairs or the flow's src and dst")));
+                    return Err(ScenarioError::new(
+                        format!("flows.{i}"),
+                        format!("has no src/dst and the dumbbell has only {pairs} pairs; set topology.pairs or the flow's src and dst"),
+                    ));
                 }
                 f.src.get_or_insert_with(|| format!("s{i}"));
                 f.dst.get_or_insert_with(|| format!("r{i}"));
@@ -226,7 +238,10 @@ fn check(s: &mut Scenario) -> Result<(), ScenarioError> {
                     return Err(ScenarioError::new(format!("topology.nodes.{i}.name"), "must not be empty"));
                 }
                 if !seen.insert(n.name.as_str()) {
-                    return Err(ScenarioError::new(format!("topology.nodes.{i}.name"), format!("{:?} is declared twice; node names must be unique", n.name)));
+                    return Err(ScenarioError::new(
+                        format!("topology.nodes.{i}.name"),
+                        format!("{:?} is declared twice; node names must be unique", n.name),
+                    ));
                 }
             }
             if e.links.is_empty() {
@@ -238,7 +253,10 @@ fn check(s: &mut Scenario) -> Result<(), ScenarioError> {
                 for (end, name) in [("a", &l.a), ("b", &l.b)] {
                     let name = name.as_deref().unwrap_or_default();
                     if !seen.contains(name) {
-                        return Err(ScenarioError::new(format!("{path}.{end}"), format!("unknown node {name:?}; declared nodes: {}", node_list(e))));
+                        return Err(ScenarioError::new(
+                            format!("{path}.{end}"),
+                            format!("unknown node {name:?}; declared nodes: {}", node_list(e)),
+                        ));
                     }
                 }
                 if l.a == l.b {
@@ -254,11 +272,20 @@ fn check(s: &mut Scenario) -> Result<(), ScenarioError> {
             let ues = m.ue_names();
             for (i, f) in s.flows.iter_mut().enumerate() {
                 if f.src.is_none() && f.dst.is_none() && i >= ues.len() {
-                    return Err(ScenarioError::new(format!("flows.{i}"), format!("has no src/dst and the cell has only {} UEs; set the flow's src and dst", ues.len())));
+                    return Err(ScenarioError::new(
+                        format!("flows.{i}"),
+                        format!("has no src/dst and the cell has only {} UEs; set the flow's src and dst", ues.len()),
+                    ));
                 }
                 // A missing end is the remote host, or UE i when the other end is the remote host.
                 let remote = crate::mmwave::REMOTE;
-                let other_end = |given: &Option<String>| if given.as_deref() == Some(remote) || given.is_none() { ues[i % ues.len()].clone() } else { remote.to_string() };
+                let other_end = |given: &Option<String>| {
+                    if given.as_deref() == Some(remote) || given.is_none() {
+                        ues[i % ues.len()].clone()
+                    } else {
+                        remote.to_string()
+                    }
+                };
                 if f.src.is_none() && f.dst.is_none() {
                     f.src = Some(remote.to_string());
                 }
@@ -314,7 +341,10 @@ fn check_tcp(t: &TcpSpec, path: &str) -> Result<(), ScenarioError> {
     }
     if t.rcv_buf.0 > MAX_RCV_BUF_BYTES {
         let max = SizeValue(MAX_RCV_BUF_BYTES);
-        return err("rcv_buf", format!("{} is more than TCP can advertise; allowed: one segment to {max} (window scaling, RFC 7323 §2.3)", t.rcv_buf));
+        return err(
+            "rcv_buf",
+            format!("{} is more than TCP can advertise; allowed: one segment to {max} (window scaling, RFC 7323 §2.3)", t.rcv_buf),
+        );
     }
     if t.ack_every == 0 {
         return err("ack_every", "must be at least 1 (1 = ACK every segment)".into());
@@ -340,12 +370,19 @@ fn check_buffer(buffer: BufferValue, mtu: u32, path: String) -> Result<(), Scena
     Ok(())
 }
 
+/// The discipline's own parameter checks, against the direction's buffer.
+fn check_queue(queue: &QueueConfig, buffer: BufferValue, path: String) -> Result<(), ScenarioError> {
+    queue.validate(crate::build::queue_limit(buffer)).map_err(|m| ScenarioError::new(path, m))
+}
+
 /// A marking threshold must be > 0 and, in packets against a packet limit, below the limit
 /// (an arrival never finds more than limit − 1 packets queued).
 fn check_ecn_threshold(t: EcnThresholdValue, buffer: BufferValue, path: String) -> Result<(), ScenarioError> {
     let message = match (t, buffer) {
         (EcnThresholdValue::Packets(0), _) => "0pkt would mark every ECT packet; allowed: at least 1pkt".to_string(),
-        (EcnThresholdValue::Sojourn(d), _) if d.as_nanos() == 0 => format!("{t} would mark every queued ECT packet; allowed: a sojourn time > 0"),
+        (EcnThresholdValue::Sojourn(d), _) if d.as_nanos() == 0 => {
+            format!("{t} would mark every queued ECT packet; allowed: a sojourn time > 0")
+        }
         (EcnThresholdValue::Packets(k), BufferValue::Packets(n)) if k >= n => {
             format!("{t} is not below the buffer ({buffer}): no packet would ever be marked")
         }
@@ -366,10 +403,14 @@ fn check_link(l: &LinkSpec, path: &str, explicit: bool) -> Result<(), ScenarioEr
         return Err(ScenarioError::new(format!("{path}.rate"), "must be > 0, e.g. \"10Mbps\""));
     }
     if !(MIN_MTU_BYTES..=MAX_IP_PACKET_BYTES).contains(&l.mtu) {
-        return Err(ScenarioError::new(format!("{path}.mtu"), format!("{} is out of range; allowed: {MIN_MTU_BYTES} to {MAX_IP_PACKET_BYTES} bytes (IPv4, RFC 791)", l.mtu)));
+        return Err(ScenarioError::new(
+            format!("{path}.mtu"),
+            format!("{} is out of range; allowed: {MIN_MTU_BYTES} to {MAX_IP_PACKET_BYTES} bytes (IPv4, RFC 791)", l.mtu),
+        ));
     }
     check_packet_time(l.rate, u64::from(l.mtu), &format!("{path}.rate"), &format!("one {} B packet", l.mtu))?;
     check_buffer(l.buffer, l.mtu, format!("{path}.buffer"))?;
+    check_queue(&l.queue, l.buffer, format!("{path}.queue"))?;
     check_loss(l.loss, format!("{path}.loss"))?;
     if let Some(t) = l.ecn_threshold {
         check_ecn_threshold(t, l.buffer, format!("{path}.ecn_threshold"))?;
@@ -378,6 +419,7 @@ fn check_link(l: &LinkSpec, path: &str, explicit: bool) -> Result<(), ScenarioEr
         if let Some(b) = r.buffer {
             check_buffer(b, l.mtu, format!("{path}.reverse.buffer"))?;
         }
+        check_queue(r.queue.as_ref().unwrap_or(&l.queue), r.buffer.unwrap_or(l.buffer), format!("{path}.reverse.queue"))?;
         if let Some(loss) = r.loss {
             check_loss(loss, format!("{path}.reverse.loss"))?;
         }
@@ -401,36 +443,62 @@ fn check_packet_time(rate: RateValue, bytes: u64, path: &str, what: &str) -> Res
     let max = RateValue(Rate::from_bps(bytes.saturating_mul(8_000_000_000) / MIN_PACKET_TIME_NS));
     Err(ScenarioError::new(
         path,
-        format!("{rate} is too fast for the simulator's 1 ns clock: {what} would take under {MIN_PACKET_TIME_NS} ns; allowed: at most {max}"),
+        format!(
+            "{rate} is too fast for the simulator's 1 ns clock: {what} would take under {MIN_PACKET_TIME_NS} ns; allowed: at most {max}"
+        ),
     ))
 }
 
 /// `is_host` maps each node name of `nodes` to whether it is a host (a lookup per flow end
 /// keeps validation linear in the number of flows).
-fn check_flow(f: &FlowSpec, i: usize, nodes: &[(String, bool)], is_host: &HashMap<&str, bool>, duration: SimDuration, given: (bool, bool)) -> Result<(), ScenarioError> {
+fn check_flow(
+    f: &FlowSpec,
+    i: usize,
+    nodes: &[(String, bool)],
+    is_host: &HashMap<&str, bool>,
+    duration: SimDuration,
+    given: (bool, bool),
+) -> Result<(), ScenarioError> {
     let path = format!("flows.{i}");
     f.cc.validate().map_err(|m| ScenarioError::new(format!("{path}.cc"), m))?;
     let hosts = || nodes.iter().filter(|(_, h)| *h).map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(", ");
     for (key, name) in [("src", f.src.as_deref()), ("dst", f.dst.as_deref())] {
         let Some(name) = name else {
-            return Err(ScenarioError::new(format!("{path}.{key}"), format!("missing; this topology has no default, give both ends of the flow (hosts: {})", hosts())));
+            return Err(ScenarioError::new(
+                format!("{path}.{key}"),
+                format!("missing; this topology has no default, give both ends of the flow (hosts: {})", hosts()),
+            ));
         };
         match is_host.get(name) {
             None => return Err(ScenarioError::new(format!("{path}.{key}"), format!("unknown node {name:?}; hosts: {}", hosts()))),
-            Some(false) => return Err(ScenarioError::new(format!("{path}.{key}"), format!("{name:?} is a router; flows run between hosts: {}", hosts()))),
+            Some(false) => {
+                return Err(ScenarioError::new(
+                    format!("{path}.{key}"),
+                    format!("{name:?} is a router; flows run between hosts: {}", hosts()),
+                ))
+            }
             Some(_) => {}
         }
     }
     if f.src == f.dst {
         let name = f.src.as_deref().unwrap_or_default();
         return Err(match given {
-            (true, false) => ScenarioError::new(format!("{path}.src"), format!("{name:?} is this flow's default dst; set dst too, or a src other than {name:?}")),
-            (false, true) => ScenarioError::new(format!("{path}.dst"), format!("{name:?} is this flow's default src; set src too, or a dst other than {name:?}")),
+            (true, false) => ScenarioError::new(
+                format!("{path}.src"),
+                format!("{name:?} is this flow's default dst; set dst too, or a src other than {name:?}"),
+            ),
+            (false, true) => ScenarioError::new(
+                format!("{path}.dst"),
+                format!("{name:?} is this flow's default src; set src too, or a dst other than {name:?}"),
+            ),
             _ => ScenarioError::new(format!("{path}.dst"), "must differ from src"),
         });
     }
     if f.start.0 >= duration {
-        return Err(ScenarioError::new(format!("{path}.start"), format!("{} is not before the end of the run ({})", f.start, crate::units::DurationValue(duration))));
+        return Err(ScenarioError::new(
+            format!("{path}.start"),
+            format!("{} is not before the end of the run ({})", f.start, crate::units::DurationValue(duration)),
+        ));
     }
     if let Some(stop) = f.stop {
         if stop.0 <= f.start.0 {
@@ -450,10 +518,19 @@ fn check_flow(f: &FlowSpec, i: usize, nodes: &[(String, bool)], is_host: &HashMa
         let snd_buf = f.tcp.as_ref().map_or(SizeValue(u64::MAX), |t| t.snd_buf);
         if app.packet_size.0 == 0 || app.packet_size.0 > u64::from(u32::MAX) || app.packet_size > snd_buf {
             let max = snd_buf.min(SizeValue(u64::from(u32::MAX)));
-            let why = if app.packet_size > snd_buf { ": a write larger than the send buffer (tcp.snd_buf) is always discarded" } else { "" };
-            return Err(ScenarioError::new(format!("{path}.app.packet_size"), format!("{} is out of range{why}; allowed: 1B to {max} per write", app.packet_size)));
+            let why =
+                if app.packet_size > snd_buf { ": a write larger than the send buffer (tcp.snd_buf) is always discarded" } else { "" };
+            return Err(ScenarioError::new(
+                format!("{path}.app.packet_size"),
+                format!("{} is out of range{why}; allowed: 1B to {max} per write", app.packet_size),
+            ));
         }
-        check_packet_time(app.rate, app.packet_size.0, &format!("{path}.app.rate"), &format!("the interval between two {} writes", app.packet_size))?;
+        check_packet_time(
+            app.rate,
+            app.packet_size.0,
+            &format!("{path}.app.rate"),
+            &format!("the interval between two {} writes", app.packet_size),
+        )?;
     }
     Ok(())
 }
@@ -475,7 +552,11 @@ pub fn warnings(s: &Scenario) -> Vec<String> {
         if let Some(app) = &f.app {
             let ns = packet_time_ns(app.rate, app.packet_size.0);
             if ns < USUAL_MIN_PACKET_TIME_NS as f64 {
-                out.push(format!("{path}.app.rate: writes of {} come every {ns:.1} ns; the 1 ns clock rounds that interval up by as much as {:.1} %", app.packet_size, 100.0 / ns));
+                out.push(format!(
+                    "{path}.app.rate: writes of {} come every {ns:.1} ns; the 1 ns clock rounds that interval up by as much as {:.1} %",
+                    app.packet_size,
+                    100.0 / ns
+                ));
             }
         }
     }
@@ -501,10 +582,21 @@ pub fn warnings(s: &Scenario) -> Vec<String> {
     for (path, l) in links {
         let ns = packet_time_ns(l.rate, u64::from(l.mtu));
         if ns < USUAL_MIN_PACKET_TIME_NS as f64 {
-            out.push(format!("{path}.rate: one {} B packet takes {ns:.1} ns at {}; the 1 ns clock rounds that up by as much as {:.1} %", l.mtu, l.rate, 100.0 / ns));
+            out.push(format!(
+                "{path}.rate: one {} B packet takes {ns:.1} ns at {}; the 1 ns clock rounds that up by as much as {:.1} %",
+                l.mtu,
+                l.rate,
+                100.0 / ns
+            ));
         }
         if ns > duration.as_nanos() as f64 {
-            out.push(format!("{path}.rate: one {} B packet takes {:.3} s at {}, longer than the run ({})", l.mtu, ns * 1e-9, l.rate, s.duration));
+            out.push(format!(
+                "{path}.rate: one {} B packet takes {:.3} s at {}, longer than the run ({})",
+                l.mtu,
+                ns * 1e-9,
+                l.rate,
+                s.duration
+            ));
         }
         out.extend(delay_warning(l.delay, duration, &format!("{path}.delay")));
     }
@@ -513,7 +605,9 @@ pub fn warnings(s: &Scenario) -> Vec<String> {
 
 /// A one-way delay so long that no packet could be acknowledged before the run ends.
 fn delay_warning(delay: DurationValue, duration: SimDuration, path: &str) -> Option<String> {
-    (delay.0.saturating_mul(2) >= duration).then(|| format!("{path}: {delay} one way: the run ({}) ends before a packet could be acknowledged across it", DurationValue(duration)))
+    (delay.0.saturating_mul(2) >= duration).then(|| {
+        format!("{path}: {delay} one way: the run ({}) ends before a packet could be acknowledged across it", DurationValue(duration))
+    })
 }
 
 /// (key, message) of each warning about a TCP table.
@@ -524,7 +618,10 @@ fn tcp_warnings(t: &TcpSpec) -> Vec<(&'static str, String)> {
     }
     for (key, value) in [("min_rto", t.min_rto), ("initial_rto", t.initial_rto)] {
         if value.0 < MIN_USUAL_RTO {
-            out.push((key, format!("{value} is below 1ms, the shortest RTO Linux can arm (one jiffy at HZ=1000): expect spurious timeouts")));
+            out.push((
+                key,
+                format!("{value} is below 1ms, the shortest RTO Linux can arm (one jiffy at HZ=1000): expect spurious timeouts"),
+            ));
         }
     }
     if t.delack_timeout.0 >= MAX_USUAL_DELACK {
@@ -595,11 +692,23 @@ mod tests {
     fn wrong_types_name_the_key_what_was_found_and_what_is_allowed() {
         let cases: Vec<(Edit, &str)> = vec![
             (Box::new(|v| v["flows"][0]["cc"] = json!(5)), "flows.0.cc: expected an algorithm name (newreno, cubic, bbr"),
-            (Box::new(|v| v["flows"][0]["cc"] = json!({"kind": "cubic", "beta": "x"})), "flows.0.cc.beta: cubic: expected a number, found the string \"x\""),
-            (Box::new(|v| v["flows"][0]["cc"] = json!({"kind": "cubic", "hystart": 5})), "flows.0.cc.hystart: cubic: expected true, false or \"hystart++\", found the integer 5"),
+            (
+                Box::new(|v| v["flows"][0]["cc"] = json!({"kind": "cubic", "beta": "x"})),
+                "flows.0.cc.beta: cubic: expected a number, found the string \"x\"",
+            ),
+            (
+                Box::new(|v| v["flows"][0]["cc"] = json!({"kind": "cubic", "hystart": 5})),
+                "flows.0.cc.hystart: cubic: expected true, false or \"hystart++\", found the integer 5",
+            ),
             (Box::new(|v| v["flows"][0]["cc"] = json!({"kind": true})), "flows.0.cc.kind: expected an algorithm name"),
-            (Box::new(|v| v["tcp"] = json!({"initial_ssthresh": 1.5})), "tcp.initial_ssthresh: expected \"inf\" or a whole number of packets from 0 to 4294967295, found the number 1.5"),
-            (Box::new(|v| v["tcp"] = json!({"initial_ssthresh": "infinite"})), "tcp.initial_ssthresh: expected \"inf\" or a whole number of packets from 0 to 4294967295, found the string \"infinite\""),
+            (
+                Box::new(|v| v["tcp"] = json!({"initial_ssthresh": 1.5})),
+                "tcp.initial_ssthresh: expected \"inf\" or a whole number of packets from 0 to 4294967295, found the number 1.5",
+            ),
+            (
+                Box::new(|v| v["tcp"] = json!({"initial_ssthresh": "infinite"})),
+                "tcp.initial_ssthresh: expected \"inf\" or a whole number of packets from 0 to 4294967295, found the string \"infinite\"",
+            ),
             (Box::new(|v| v["tcp"] = json!({"mss": -1})), "tcp.mss: expected a whole number from 0 to 4294967295, found the integer -1"),
             (Box::new(|v| v["seed"] = json!(1.5)), "seed: expected a whole number from 0 to 18446744073709551615, found the number 1.5"),
             (Box::new(|v| v["duration"] = json!(5)), "duration: expected a duration written as a string with a unit"),
@@ -690,15 +799,42 @@ mod tests {
             (Box::new(|v| v["flows"][0]["tcp"] = json!({"mss": 100})), "flows.0.tcp.mss: 100 B is below"),
             (Box::new(|v| v["tcp"] = json!({"delack_timeout": "1s"})), "tcp.delack_timeout: 1s is not below 0.5 s"),
             (Box::new(|v| v["tcp"] = json!({"initial_rto": "10us"})), "tcp.initial_rto: 10us is below 1ms"),
-            (Box::new(|v| v["tcp"] = json!({"ack_every": 100, "rcv_buf": "64KiB"})), "tcp.ack_every: 100 segments (144800B) are more than rcv_buf (64KiB)"),
-            (Box::new(|v| v["topology"]["bottleneck"]["rate"] = json!("200Gbps")), "topology.bottleneck.rate: one 1500 B packet takes 60.0 ns at 200Gbps"),
-            (Box::new(|v| v["topology"]["bottleneck"]["rate"] = json!("1bps")), "topology.bottleneck.rate: one 1500 B packet takes 12000.000 s at 1bps, longer than the run (5s)"),
-            (Box::new(|v| v["topology"]["bottleneck"]["delay"] = json!("3s")), "topology.bottleneck.delay: 3s one way: the run (5s) ends before"),
-            (Box::new(|v| v["flows"][0]["app"] = json!({"rate": "100Gbps", "packet_size": "1000B"})), "flows.0.app.rate: writes of 1KB come every 80.0 ns; the 1 ns clock rounds that interval up by as much as 1.2 %"),
-            (Box::new(|v| wifi(v, json!({"max_queue_delay": "1ms"}))), "topology.wifi.max_queue_delay: 1ms is shorter than one PPDU may last (5484us"),
-            (Box::new(|v| mmwave(v, json!({"position": [50.0, 0.0, 1.5]}), json!({"enb": {"tx_power_dbm": 50.0}}))), "topology.enb.tx_power_dbm: 50 dBm is unusual for a cell"),
-            (Box::new(|v| mmwave(v, json!({"position": [50.0, 0.0, 1.5]}), json!({"bandwidth": "2GHz"}))), "topology.bandwidth: 2GHz is wider than the 1GHz"),
-            (Box::new(|v| mmwave(v, json!({"position": [50.0, 0.0, 1.5], "velocity": [0.0, 200.0, 0.0]}), json!({}))), "topology.ues.0.velocity: the UE moves at 200 m/s"),
+            (
+                Box::new(|v| v["tcp"] = json!({"ack_every": 100, "rcv_buf": "64KiB"})),
+                "tcp.ack_every: 100 segments (144800B) are more than rcv_buf (64KiB)",
+            ),
+            (
+                Box::new(|v| v["topology"]["bottleneck"]["rate"] = json!("200Gbps")),
+                "topology.bottleneck.rate: one 1500 B packet takes 60.0 ns at 200Gbps",
+            ),
+            (
+                Box::new(|v| v["topology"]["bottleneck"]["rate"] = json!("1bps")),
+                "topology.bottleneck.rate: one 1500 B packet takes 12000.000 s at 1bps, longer than the run (5s)",
+            ),
+            (
+                Box::new(|v| v["topology"]["bottleneck"]["delay"] = json!("3s")),
+                "topology.bottleneck.delay: 3s one way: the run (5s) ends before",
+            ),
+            (
+                Box::new(|v| v["flows"][0]["app"] = json!({"rate": "100Gbps", "packet_size": "1000B"})),
+                "flows.0.app.rate: writes of 1KB come every 80.0 ns; the 1 ns clock rounds that interval up by as much as 1.2 %",
+            ),
+            (
+                Box::new(|v| wifi(v, json!({"max_queue_delay": "1ms"}))),
+                "topology.wifi.max_queue_delay: 1ms is shorter than one PPDU may last (5484us",
+            ),
+            (
+                Box::new(|v| mmwave(v, json!({"position": [50.0, 0.0, 1.5]}), json!({"enb": {"tx_power_dbm": 50.0}}))),
+                "topology.enb.tx_power_dbm: 50 dBm is unusual for a cell",
+            ),
+            (
+                Box::new(|v| mmwave(v, json!({"position": [50.0, 0.0, 1.5]}), json!({"bandwidth": "2GHz"}))),
+                "topology.bandwidth: 2GHz is wider than the 1GHz",
+            ),
+            (
+                Box::new(|v| mmwave(v, json!({"position": [50.0, 0.0, 1.5], "velocity": [0.0, 200.0, 0.0]}), json!({}))),
+                "topology.ues.0.velocity: the UE moves at 200 m/s",
+            ),
         ];
         for (edit, start) in cases {
             let w = warnings_of(edit);

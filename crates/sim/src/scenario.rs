@@ -3,12 +3,14 @@
 //! run, with every default filled in. Parsing and checking live in `resolve.rs`.
 
 use crate::mmwave::MmwaveTopology;
-use crate::wifi::WifiSpec;
 use crate::units::{BufferValue, DurationValue, EcnThresholdValue, RateValue, SizeValue};
+use crate::wifi::WifiSpec;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use tcplab_cc::config::humanize_serde_message;
 use tcplab_cc::CcConfig;
 use tcplab_core::{Rate, SimDuration};
+use tcplab_net::QueueConfig;
 
 /// A complete scenario: network, flows, and what to record.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -107,7 +109,7 @@ pub enum InfiniteMarker {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum RtoSpec {
-    /// Linux: damped mdev, per-flight rttvar, rto_min floor (algorithms.md §1.3).
+    /// Linux: damped mdev, per-flight rttvar, rto_min floor (tcp_rtt_estimator(), tcp_set_rto()).
     Linux,
     /// RFC 6298 as written (ns-3's estimator).
     Rfc6298,
@@ -186,21 +188,23 @@ impl Default for TcpSpec {
     }
 }
 
-/// Queue discipline of a link direction.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum QueueKind {
-    /// FIFO dropping arrivals when full (Linux pfifo/bfifo).
-    Droptail,
-    /// FIFO dropping the oldest packet when full (Linux pfifo_head_drop).
-    Headdrop,
+/// `queue`: a discipline name or a table with `kind` (`QueueConfig::parse`), in the words of a
+/// scenario file.
+fn queue_setting<'de, D: serde::Deserializer<'de>>(d: D) -> Result<QueueConfig, D::Error> {
+    let value = serde_json::Value::deserialize(d)?;
+    let found = tcplab_cc::config::describe_value(&value);
+    QueueConfig::parse(value).map_err(|(key, message)| {
+        let message = match humanize_serde_message(&message) {
+            m if key.is_empty() && m.starts_with("expected ") => format!("{m}, found {found}"),
+            m if key.is_empty() => m,
+            m => format!("{key}: {m}"),
+        };
+        serde::de::Error::custom(message)
+    })
 }
 
-impl QueueKind {
-    pub const ALL: [(QueueKind, &'static str, &'static str); 2] = [
-        (QueueKind::Droptail, "droptail", "FIFO, drops arriving packets when full (Linux pfifo/bfifo)"),
-        (QueueKind::Headdrop, "headdrop", "FIFO, drops the oldest packet when full (Linux pfifo_head_drop)"),
-    ];
+fn optional_queue_setting<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<QueueConfig>, D::Error> {
+    queue_setting(d).map(Some)
 }
 
 /// Overrides for the reverse direction (b -> a) of a link.
@@ -210,7 +214,8 @@ pub struct DirectionOverrides {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub buffer: Option<BufferValue>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub queue: Option<QueueKind>,
+    #[serde(deserialize_with = "optional_queue_setting")]
+    pub queue: Option<QueueConfig>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loss: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -235,9 +240,9 @@ pub struct LinkSpec {
     /// Queue capacity of each direction.
     #[serde(default = "default_buffer")]
     pub buffer: BufferValue,
-    /// Queue discipline of each direction.
-    #[serde(default = "default_queue")]
-    pub queue: QueueKind,
+    /// Queue discipline of each direction: a name, or a table with `kind` and its parameters.
+    #[serde(default, deserialize_with = "queue_setting")]
+    pub queue: QueueConfig,
     /// Probability that the link loses a packet (each direction, independently).
     #[serde(default)]
     pub loss: f64,
@@ -257,9 +262,6 @@ pub struct LinkSpec {
 fn default_buffer() -> BufferValue {
     BufferValue::Packets(1000)
 }
-fn default_queue() -> QueueKind {
-    QueueKind::Droptail
-}
 fn default_mtu() -> u32 {
     1500
 }
@@ -272,7 +274,7 @@ impl LinkSpec {
             rate: RateValue(rate),
             delay: DurationValue(delay),
             buffer: default_buffer(),
-            queue: default_queue(),
+            queue: QueueConfig::default(),
             loss: 0.0,
             mtu: default_mtu(),
             ecn_threshold: None,

@@ -1,9 +1,10 @@
-//! The run summary (summary.json) and the end-of-run invariants (design.md §4): packet
-//! conservation, acked ≤ sent, no NaN or negative value where a number is required.
+//! The run summary (summary.json) and the end-of-run invariants (docs/architecture.md, "Rules
+//! that keep results trustworthy"): packet conservation, acked ≤ sent, no NaN or negative
+//! value where a number is required.
 
+use crate::build::Cell;
 use crate::world::World;
 use serde::Serialize;
-use crate::build::Cell;
 use tcplab_core::NodeId;
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -187,9 +188,9 @@ pub fn summarize(w: &World) -> Summary {
         .map(|(i, l)| LinkSummary {
             id: l.name.clone(),
             utilization: (l.stats.busy_ns as f64 / run_ns).min(1.0),
-            drops: l.stats.queue_drops,
+            drops: l.stats.queue.drops(),
             losses: l.stats.link_losses,
-            ce_marks: l.queue.ce_marks(),
+            ce_marks: l.stats.queue.ce_marks,
             backlog_mean_pkts: backlog_means[i].unwrap_or(0.0),
             backlog_max_pkts: w.backlog_max[i],
         })
@@ -277,7 +278,7 @@ fn wifi_summary(w: &World, sim_seconds: f64) -> Option<WifiSummary> {
 pub fn check_invariants(w: &World, s: &Summary) -> Result<(), String> {
     let c = w.counters;
     let held = w.packets_in_network();
-    let queue_drops: u64 = w.net.links.iter().map(|l| l.stats.queue_drops).sum();
+    let queue_drops: u64 = w.net.links.iter().map(|l| l.stats.queue.drops()).sum();
     let link_losses: u64 = w.net.links.iter().map(|l| l.stats.link_losses).sum();
     let radio_drops = w.net.radio.as_ref().map_or(0, |r| r.cell.radio().packets_dropped());
     if c.packets_sent != c.packets_delivered + queue_drops + link_losses + radio_drops + held {

@@ -2,7 +2,7 @@
 //! 10^6 bytes, "4MiB" is 2^20), queue limits ("100pkt" or a size), ECN marking
 //! thresholds ("20pkt" or a duration) and radio frequencies ("28GHz"). Each parses from a
 //! string and serializes back to its canonical string, so a resolved scenario reads like
-//! the one the user wrote (design.md §4).
+//! the one the user wrote (docs/architecture.md, rules).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -232,7 +232,9 @@ fn parse_packets(s: &str, what: &str, expected: &str) -> Option<Result<u32, Stri
     let n = s.trim().strip_suffix("pkt")?.trim();
     Some(match n.parse::<u32>() {
         Ok(n) => Ok(n),
-        Err(_) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => Err(format!("{s:?} is too large; allowed: at most {}pkt", u32::MAX)),
+        Err(_) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => {
+            Err(format!("{s:?} is too large; allowed: at most {}pkt", u32::MAX))
+        }
         Err(_) => Err(format!("{s:?} is not {what}; {expected}")),
     })
 }

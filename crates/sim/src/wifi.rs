@@ -1,7 +1,7 @@
-//! A WiFi cell in a dumbbell (`topology.wifi`, radio-models.md Part B): the senders s0…s(N−1)
-//! are the stations of one BSS whose access point is router `left`, in place of their wired
-//! access links; the receivers stay on wired links (studies.md §2). This file holds the schema,
-//! its checks, and the `BssConfig` it builds.
+//! A WiFi cell in a dumbbell (`topology.wifi`, docs/models.md, WiFi): the senders s0…s(N−1) are the
+//! stations of one BSS whose access point is router `left`, in place of their wired access links;
+//! the receivers stay on wired links (the wifi-cubic-bbr study, docs/validation.md). This file
+//! holds the schema, its checks, and the `BssConfig` it builds.
 
 use crate::resolve::ScenarioError;
 use crate::units::{BufferValue, DurationValue, SizeValue};
@@ -12,9 +12,9 @@ use tcplab_net::wifi::bss::{BssConfig, RateControl};
 use tcplab_net::wifi::error::{Coding, ErrorModel};
 use tcplab_net::wifi::phy::{Band, PhyConfig, Standard, MAX_PPDU_DURATION};
 
-/// The model has every device sense every other (no hidden nodes, docs/models.md), which
-/// holds from ns-3's CCA sensitivity, −82 dBm (B1), up to what was sent: no receiver gets
-/// more than the 16.0206 dBm transmit power (B1).
+/// The model has every device sense every other (no hidden nodes, docs/models.md), which holds from
+/// ns-3's CCA sensitivity, −82 dBm (ns-3 wifi defaults), up to what was sent: no receiver gets more
+/// than the 16.0206 dBm transmit power (ns-3 wifi defaults).
 const RSS_DBM: (f64, f64) = (-82.0, 16.0206);
 /// Largest A-MPDU and A-MSDU of each standard: ns-3's caps of BE_MaxAmpduSize (HT 65,535 B,
 /// HE 6,500,631 B) and BE_MaxAmsduSize (HT 7935 B, HE 11,398 B) (ns-3 WifiMac attributes).
@@ -70,7 +70,7 @@ pub enum CodingSpec {
     Ldpc,
 }
 
-/// The BSS of the senders (radio-models.md B1 defaults per standard).
+/// The BSS of the senders (ns-3 wifi defaults per standard).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WifiSpec {
@@ -186,24 +186,42 @@ impl WifiSpec {
             return Err(err("rss_dbm", format!("{} dBm is out of range; allowed: {min_rss} to {max_rss} dBm ({why})", self.rss_dbm)));
         }
         if !(self.noise_figure_db >= 0.0 && self.noise_figure_db.is_finite()) {
-            return Err(err("noise_figure_db", format!("{} dB is out of range; allowed: a finite number ≥ 0 dB (no receiver adds less than no noise)", self.noise_figure_db)));
+            return Err(err(
+                "noise_figure_db",
+                format!(
+                    "{} dB is out of range; allowed: a finite number ≥ 0 dB (no receiver adds less than no noise)",
+                    self.noise_figure_db
+                ),
+            ));
         }
         let queue_packets = match self.queue {
             BufferValue::Packets(n) if n > 0 => n,
             _ => return Err(err("queue", format!("{} is not allowed; the MAC queue is counted in packets, e.g. \"500pkt\"", self.queue))),
         };
         if !(1..=MAX_RETRY_LIMIT).contains(&self.retry_limit) {
-            return Err(err("retry_limit", format!("{} is out of range; allowed: 1 to {MAX_RETRY_LIMIT} transmissions (dot11LongRetryLimit, IEEE 802.11 Annex C)", self.retry_limit)));
+            return Err(err(
+                "retry_limit",
+                format!(
+                    "{} is out of range; allowed: 1 to {MAX_RETRY_LIMIT} transmissions (dot11LongRetryLimit, IEEE 802.11 Annex C)",
+                    self.retry_limit
+                ),
+            ));
         }
         if self.max_queue_delay.0.as_nanos() == 0 {
             return Err(err("max_queue_delay", "0s would drop every packet before it is sent; allowed: > 0 (ns-3's default 500ms)".into()));
         }
         let standard_index = usize::from(standard == Standard::He);
         let name = ["802.11n", "802.11ax"][standard_index];
-        let limits = [("max_ampdu", self.max_ampdu, MAX_AMPDU_BYTES[standard_index]), ("max_amsdu", self.max_amsdu, MAX_AMSDU_BYTES[standard_index])];
+        let limits = [
+            ("max_ampdu", self.max_ampdu, MAX_AMPDU_BYTES[standard_index]),
+            ("max_amsdu", self.max_amsdu, MAX_AMSDU_BYTES[standard_index]),
+        ];
         for (key, size, max) in limits {
             if size.0 > max {
-                return Err(err(key, format!("{size} is above what {name} allows; allowed: 0B (off) to {} (ns-3 WifiMac BE_MaxAmpduSize)", SizeValue(max))));
+                return Err(err(
+                    key,
+                    format!("{size} is above what {name} allows; allowed: 0B (off) to {} (ns-3 WifiMac BE_MaxAmpduSize)", SizeValue(max)),
+                ));
             }
         }
         let bytes = |size: SizeValue| u32::try_from(size.0).expect("checked against the standard's limit");

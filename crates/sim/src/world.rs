@@ -1,4 +1,4 @@
-//! The event loop: one scheduler of plain enum events (design.md §3). Packets never sit in
+//! The event loop: one scheduler of plain enum events (docs/architecture.md). Packets never sit in
 //! the scheduler: a link direction keeps its queue, the packet in service and the packets
 //! in propagation itself, and events only say "transmitter of link L is done" or "the
 //! front of link L's pipe arrives" — at most one of each per link, so the heap stays a
@@ -7,15 +7,15 @@
 //! outcome while it has work, none while it is idle; packets enter it when routing picks a
 //! radio hop and leave it as deliveries handed on in time order.
 
-use crate::build::{build_with, Flow, Network};
 use crate::build::Cell;
+use crate::build::{build_with, Flow, Network};
 use crate::recorder::{FlowSeries, LinkSeries, RadioSeries, RttSeries, RttStats, WifiSeries};
-use std::collections::VecDeque;
-use tcplab_net::mmwave::cell::RadioDelivery;
 use crate::resolve::ScenarioError;
 use crate::scenario::Scenario;
+use std::collections::VecDeque;
 use tcplab_core::{FlowId, LinkId, NodeId, Packet, PacketKind, Scheduler, SimDuration, SimTime};
 use tcplab_net::link::Offer;
+use tcplab_net::mmwave::cell::RadioDelivery;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Event {
@@ -215,7 +215,7 @@ impl World {
                 }
             }
             Event::LinkTxDone(l) => {
-                        let (arrival, next) = self.net.links[l as usize].tx_done(now);
+                let (arrival, next) = self.net.links[l as usize].tx_done(now);
                 if let Some(at) = arrival {
                     self.sched.schedule(at, Event::LinkArrival(l));
                 }
@@ -425,7 +425,7 @@ impl World {
             s.link.push(i as u32);
             s.backlog_pkts.push(link.queue.len_packets() as f64);
             s.backlog_bytes.push(link.queue.len_bytes() as f64);
-            let (drops, marks) = (link.stats.queue_drops, link.queue.ce_marks());
+            let (drops, marks) = (link.stats.queue.drops(), link.stats.queue.ce_marks);
             let (drops_before, marks_before) = self.link_baseline[i];
             s.drops.push((drops - drops_before) as f64);
             s.ce_marks.push((marks - marks_before) as f64);
@@ -493,6 +493,9 @@ mod tests {
         assert_eq!(world.rtt_series.t_s.len(), 100);
         let e = world.rtt_overflow().expect("the cap was reached");
         assert_eq!(e.path, "record.rtt");
-        assert!(e.message.starts_with("the run was stopped at 0.500 s of 2s: its 100 per-ACK RTT samples reached record.memory_limit"), "{e}");
+        assert!(
+            e.message.starts_with("the run was stopped at 0.500 s of 2s: its 100 per-ACK RTT samples reached record.memory_limit"),
+            "{e}"
+        );
     }
 }

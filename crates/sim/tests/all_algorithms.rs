@@ -1,7 +1,7 @@
 //! scenarios/all-algorithms.toml: every algorithm alone on one 50 Mbps, 20 ms, 2-BDP
 //! bottleneck. Each must fill the link, and each must queue the way its design says: the
 //! delay-based and ECN-based ones keep the RTT near the base, the loss-based ones fill the
-//! buffer (issue 3's table, as assertions).
+//! buffer (as assertions).
 
 mod common;
 use common::*;

@@ -1,4 +1,4 @@
-//! ECN end to end (algorithms.md §1.11, §16): CE-marking bottleneck queues (`ecn_threshold`)
+//! ECN end to end (RFC 3168, RFC 8257): CE-marking bottleneck queues (`ecn_threshold`)
 //! driving classic RFC 3168 senders (NewReno, CUBIC) and DCTCP with accurate echo.
 
 mod common;

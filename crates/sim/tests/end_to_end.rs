@@ -1,4 +1,4 @@
-//! End-to-end behaviour of whole runs (issue 2 "End to end" and "Determinism").
+//! End-to-end behaviour of whole runs: end to end, and determinism.
 
 mod common;
 use common::*;
@@ -31,7 +31,8 @@ fn bbr_keeps_the_queue_far_below_cubic_on_a_deep_buffer() {
 #[test]
 fn same_seed_same_outputs_other_seed_changes_only_random_parts() {
     let lossy = |seed: u64| {
-        let text = dumbbell(&["cubic", "newreno"], "20Mbps", "10ms", "50pkt", "5s").replace("buffer = \"50pkt\" }", "buffer = \"50pkt\", loss = 0.01 }");
+        let text = dumbbell(&["cubic", "newreno"], "20Mbps", "10ms", "50pkt", "5s")
+            .replace("buffer = \"50pkt\" }", "buffer = \"50pkt\", loss = 0.01 }");
         let mut s = scenario(&text);
         s.seed = seed;
         run_ok(s)

@@ -1,12 +1,12 @@
-//! The mmWave topology end to end (issue 4): the study-(a) path's base RTT (radio-models.md
-//! A14 M11), the blockage as TCP sees it, uplink fixed-rate traffic (study (b)), and the
-//! bad-input errors of the cell's keys.
+//! The mmWave topology end to end: the study-(a) path's base RTT (docs/validation.md M11), the
+//! blockage as TCP sees it, uplink fixed-rate traffic (study (b)), and the bad-input errors of the
+//! cell's keys.
 
 mod common;
 use common::{run_ok, scenario};
 use tcplab_sim::resolve;
 
-/// Study (a) (radio-models.md A0): eNB (0, 0, 30), one building x∈[40, 45] y∈[−4, 4],
+/// Study (a) (docs/models.md, profiles): eNB (0, 0, 30), one building x∈[40, 45] y∈[−4, 4],
 /// the UE walking (50, 15, 1.5) → (50, −15, 1.5) over 15 s, remote link 100 Gbps 12.5 ms.
 fn study_a(flow: &str, tcp: &str, duration: &str, rlc_buffer: &str) -> String {
     format!(
@@ -35,8 +35,13 @@ waypoints = [{{ t = "0s", position = [50.0, 15.0, 1.5] }}, {{ t = "15s", positio
 fn study_a_base_rtt_is_28_to_29_ms() {
     // A short transfer keeps every queue empty: the RTT is 2 × 12.5 ms (SGi) + 2 × 1 ms
     // (S1-U) + the radio: DL scheduling lead and TB, UL BSR → grant → TB for the ACK.
-    let s = scenario(&study_a(r#"cc = "cubic"
-bytes = "14KB""#, "mss = 1400\nack_every = 1", "1s", "7MB"));
+    let s = scenario(&study_a(
+        r#"cc = "cubic"
+bytes = "14KB""#,
+        "mss = 1400\nack_every = 1",
+        "1s",
+        "7MB",
+    ));
     let out = run_ok(s);
     let f = &out.summary.flows[0];
     assert_eq!(f.bytes_acked, 14_000);
@@ -48,7 +53,8 @@ bytes = "14KB""#, "mss = 1400\nack_every = 1", "1s", "7MB"));
 #[test]
 fn blockage_cuts_capacity_and_sinr_and_rlc_absorbs_it() {
     // CUBIC over study (a) until 11 s: line of sight until 5 s, blocked until 10 s.
-    let s = scenario(&study_a(r#"cc = "cubic""#, "mss = 1400\nack_every = 1\nsnd_buf = \"6553600B\"\nrcv_buf = \"6553600B\"", "11s", "7MB"));
+    let s =
+        scenario(&study_a(r#"cc = "cubic""#, "mss = 1400\nack_every = 1\nsnd_buf = \"6553600B\"\nrcv_buf = \"6553600B\"", "11s", "7MB"));
     let out = run_ok(s);
     let r = &out.world.radio_series;
     let phase = |from: f64, to: f64, col: &[f64]| {
@@ -58,12 +64,13 @@ fn blockage_cuts_capacity_and_sinr_and_rlc_absorbs_it() {
     assert_eq!(phase(1.0, 4.99, &r.los), 1.0);
     assert_eq!(phase(5.01, 9.99, &r.los), 0.0);
     assert_eq!(phase(10.01, 11.0, &r.los), 1.0);
-    // A12: LOS SNR ≈ 39.6 dB (±2.5 dB beamforming draws), NLOS ≈ 36 dB lower once the
-    // obstacle trace has settled (≈ 40 ms after the blockage).
+    // docs/validation.md, mmWave capacity: LOS SNR ≈ 39.6 dB (±2.5 dB beamforming draws), NLOS ≈ 36
+    // dB lower once the obstacle trace has settled (≈ 40 ms after the blockage).
     let (los_sinr, nlos_sinr) = (phase(1.0, 4.99, &r.sinr_db), phase(5.1, 9.99, &r.sinr_db));
     assert!((36.0..43.0).contains(&los_sinr), "LOS SINR {los_sinr} dB");
     assert!((30.0..42.0).contains(&(los_sinr - nlos_sinr)), "NLOS drop {} dB", los_sinr - nlos_sinr);
-    // MCS 28 in LOS (3.1 Gb/s PHY), a QPSK/16-QAM MCS behind the building (A12: 0.34–0.68 Gb/s).
+    // MCS 28 in LOS (3.1 Gb/s PHY), a QPSK/16-QAM MCS behind the building (docs/validation.md,
+    // mmWave capacity: 0.34–0.68 Gb/s).
     let (los_cap, nlos_cap) = (phase(1.0, 4.99, &r.capacity_mbps), phase(5.1, 9.99, &r.capacity_mbps));
     assert!(los_cap > 3000.0, "LOS capacity {los_cap} Mb/s");
     assert!((150.0..1000.0).contains(&nlos_cap), "NLOS capacity {nlos_cap} Mb/s");
@@ -73,7 +80,7 @@ fn blockage_cuts_capacity_and_sinr_and_rlc_absorbs_it() {
         xs.iter().sum::<f64>() / xs.len() as f64
     };
     let (los_goodput, nlos_goodput) = (goodput(2.0, 4.99), goodput(6.0, 9.99));
-    // In LOS the 6.55 MB window, not the radio, limits: W / RTT ≈ 1.8 Gb/s (A13).
+    // In LOS the 6.55 MB window, not the radio, limits: W / RTT ≈ 1.8 Gb/s (docs/validation.md, mmWave capacity).
     assert!((1500.0..2000.0).contains(&los_goodput), "LOS goodput {los_goodput} Mb/s");
     // Behind the building the window overfills the radio: goodput is the PHY rate less
     // MAC/RLC/PDCP/IP headers and the UL symbols of the ACKs.
@@ -152,7 +159,11 @@ fn bad_cell_input_gets_one_line_naming_the_key() {
         // A UE path through a building.
         (("position = [50.0, -15.0, 1.5]", "position = [30.0, -15.0, 1.5]"), "topology.ues.0.waypoints", "enters building 0"),
         // A building over the eNB.
-        (("x = [40.0, 45.0]\ny = [-4.0, 4.0]\nz = [0.0, 30.0]", "x = [-5.0, 5.0]\ny = [-4.0, 4.0]\nz = [0.0, 40.0]"), "topology.buildings.0", "contains the eNB"),
+        (
+            ("x = [40.0, 45.0]\ny = [-4.0, 4.0]\nz = [0.0, 30.0]", "x = [-5.0, 5.0]\ny = [-4.0, 4.0]\nz = [0.0, 40.0]"),
+            "topology.buildings.0",
+            "contains the eNB",
+        ),
         // Zero bandwidth.
         (("cqi_timer_subframes = 1000", "cqi_timer_subframes = 1000\nbandwidth = \"0Hz\""), "topology.bandwidth", "at least one chunk"),
         // An unknown profile.

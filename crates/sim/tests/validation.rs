@@ -1,4 +1,4 @@
-//! Bad scenarios get one error naming the key path and what is allowed (issue 2 "Bad input").
+//! Bad scenarios get one error naming the key path and what is allowed.
 //! The Python suite holds the full table; these pin the Rust-side paths and messages.
 
 use tcplab_sim::resolve;
@@ -47,12 +47,28 @@ fn errors_name_the_dotted_path() {
         (Box::new(|v| v["duration"] = json!(5)), "duration", "string with a unit"),
         (Box::new(|v| v["flows"] = json!([])), "flows", "at least one flow"),
         (Box::new(|v| v["flows"][0]["start"] = json!("9s")), "flows.0.start", "not before the end"),
-        (Box::new(|v| v["topology"]["bottleneck"]["ecn_threshold"] = json!("20pk")), "topology.bottleneck.ecn_threshold", "not an ECN threshold"),
+        (
+            Box::new(|v| v["topology"]["bottleneck"]["ecn_threshold"] = json!("20pk")),
+            "topology.bottleneck.ecn_threshold",
+            "not an ECN threshold",
+        ),
         (Box::new(|v| v["topology"]["bottleneck"]["ecn_threshold"] = json!(20)), "topology.bottleneck.ecn_threshold", "string with a unit"),
         (Box::new(|v| v["topology"]["bottleneck"]["ecn_threshold"] = json!("0pkt")), "topology.bottleneck.ecn_threshold", "at least 1pkt"),
-        (Box::new(|v| v["topology"]["bottleneck"]["ecn_threshold"] = json!("0ms")), "topology.bottleneck.ecn_threshold", "a sojourn time > 0"),
-        (Box::new(|v| v["topology"]["bottleneck"]["ecn_threshold"] = json!("100pkt")), "topology.bottleneck.ecn_threshold", "not below the buffer (100pkt)"),
-        (Box::new(|v| v["topology"]["bottleneck"]["reverse"] = json!({"ecn_threshold": "1"})), "topology.bottleneck.reverse.ecn_threshold", "not an ECN threshold"),
+        (
+            Box::new(|v| v["topology"]["bottleneck"]["ecn_threshold"] = json!("0ms")),
+            "topology.bottleneck.ecn_threshold",
+            "a sojourn time > 0",
+        ),
+        (
+            Box::new(|v| v["topology"]["bottleneck"]["ecn_threshold"] = json!("100pkt")),
+            "topology.bottleneck.ecn_threshold",
+            "not below the buffer (100pkt)",
+        ),
+        (
+            Box::new(|v| v["topology"]["bottleneck"]["reverse"] = json!({"ecn_threshold": "1"})),
+            "topology.bottleneck.reverse.ecn_threshold",
+            "not an ECN threshold",
+        ),
         (
             Box::new(|v| v["topology"]["bottleneck"]["reverse"] = json!({"buffer": "10pkt", "ecn_threshold": "10pkt"})),
             "topology.bottleneck.reverse.ecn_threshold",

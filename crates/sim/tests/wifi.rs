@@ -1,6 +1,6 @@
-//! The WiFi BSS end to end (issue 5): TCP over a dumbbell whose senders are stations of the
-//! access point `left` (radio-models.md B8, B9 W8, W12, W13), the per-device series and the
-//! AP drop ratio, determinism, and the bad-input errors of `topology.wifi`.
+//! The WiFi BSS end to end: TCP over a dumbbell whose senders are stations of the access point
+//! `left` (docs/models.md, WiFi uplink, docs/validation.md W8, W12, W13), the per-device series and
+//! the AP drop ratio, determinism, and the bad-input errors of `topology.wifi`.
 
 mod common;
 use common::{run_ok, scenario};
@@ -33,8 +33,9 @@ fn total_goodput(out: &RunOutput) -> f64 {
 
 #[test]
 fn w12_a_fast_wifi_6_cell_leaves_the_30_mbps_link_the_bottleneck() {
-    // 802.11ax, 5 GHz, 80 MHz, GI 3.2 µs, MCS 2 at −80 dBm (7.95 dB): ≈ 70 Mb/s of TCP
-    // capacity (B8), so the wired link is the bottleneck: 30 × 1448 / 1500 = 28.96 Mb/s.
+    // 802.11ax, 5 GHz, 80 MHz, GI 3.2 µs, MCS 2 at −80 dBm (7.95 dB): ≈ 70 Mb/s of TCP capacity
+    // (docs/models.md, WiFi uplink), so the wired link is the bottleneck: 30 × 1448 / 1500 = 28.96
+    // Mb/s.
     for pairs in [1, 4] {
         let text = wifi_dumbbell(pairs, "cubic", STUDY_BOTTLENECK, r#"{ standard = "802.11ax", mcs = 2 }"#, "20s");
         let out = run_ok(scenario(&text));

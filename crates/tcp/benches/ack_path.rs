@@ -1,7 +1,7 @@
-//! Per-ACK cost of the sender (design.md §5: it must not grow with the window). Two shapes at
-//! windows of 100 and 10 000 packets: a steady cumulative-ACK stream (one ACK, one new
-//! segment), and a full SACK recovery round (head segment lost, W − 1 ACKs with a growing
-//! SACK block, the retransmission, the final cumulative ACK), reported per ACK.
+//! Per-ACK cost of the sender (docs/architecture.md, performance budget: it must not grow with the
+//! window). Two shapes at windows of 100 and 10 000 packets: a steady cumulative-ACK stream (one
+//! ACK, one new segment), and a full SACK recovery round (head segment lost, W − 1 ACKs with a
+//! growing SACK block, the retransmission, the final cumulative ACK), reported per ACK.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use std::hint::black_box;

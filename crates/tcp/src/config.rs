@@ -1,4 +1,4 @@
-//! Per-connection TCP settings, defaulting to Linux (algorithms.md §1: initial window 10
+//! Per-connection TCP settings, defaulting to Linux (docs/models.md, TCP sender: initial window 10
 //! (RFC 6928), 200 ms RTO floor, SACK on, delayed ACK every 2 segments with a 40 ms timer
 //! and quickack at start, slow start after idle on, no pacing without fq).
 //! ns-3 defaults differ: MinRto 1 s, DelAckTimeout 200 ms, no quickack, 536-byte segments.
@@ -6,7 +6,7 @@
 use tcplab_cc::INFINITE_SSTHRESH;
 use tcplab_core::SimDuration;
 
-/// RTT estimator and RTO rule (algorithms.md §1.3).
+/// RTT estimator and RTO rule (RFC 6298; Linux tcp_rtt_estimator()).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum RtoMode {
     /// Linux `tcp_rtt_estimator`: damped mdev, per-flight rttvar, RTO = SRTT + rttvar.
@@ -17,7 +17,7 @@ pub enum RtoMode {
 }
 
 /// Whether algorithms without their own pacing (`has_cong_control() == false`) are paced
-/// (algorithms.md §1.9). Algorithms with `cong_control` (BBR) are always paced.
+/// (Linux sch_fq). Algorithms with `cong_control` (BBR) are always paced.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum PacingMode {
     /// Linux with the default qdisc: not paced (the rate is still computed and reported).
@@ -27,7 +27,7 @@ pub enum PacingMode {
     Fq,
 }
 
-/// ECN on a connection (RFC 3168; algorithms.md §1.11).
+/// ECN on a connection (RFC 3168).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum EcnMode {
     /// Not-ECT data, ECE ignored.
@@ -49,7 +49,7 @@ impl EcnMode {
     }
 }
 
-/// Receiver ACK policy (algorithms.md §1.4).
+/// Receiver ACK policy (RFC 1122 §4.2.3.2; Linux __tcp_ack_snd_check()).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DelayedAck {
     /// ACK once this many full segments are unacknowledged (1 = ACK every segment).
@@ -88,7 +88,7 @@ pub struct TcpConfig {
     pub pacing: PacingMode,
     pub ecn: EcnMode,
     pub delayed_ack: DelayedAck,
-    /// Linux `tcp_slow_start_after_idle` (algorithms.md §1.8).
+    /// Linux `tcp_slow_start_after_idle` (tcp_cwnd_restart()).
     pub slow_start_after_idle: bool,
 }
 

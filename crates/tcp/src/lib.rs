@@ -1,9 +1,9 @@
-//! tcplab-tcp: sans-IO TCP endpoints with Linux semantics (algorithms.md §1). The sender
+//! tcplab-tcp: sans-IO TCP endpoints with Linux semantics (docs/models.md, TCP sender). The sender
 //! owns the retransmit queue and SACK scoreboard, RTT/RTO, loss recovery with PRR, the
 //! delivery-rate sampler and pacing, and calls a [`tcplab_cc::CongestionControl`] in Linux's
 //! hook order; the receiver produces cumulative ACKs with SACK blocks, timestamps echo,
 //! ECN echo and delayed ACKs. Time is passed in; nothing here schedules events: the caller
-//! delivers packets, asks `next_timer()` and calls `on_timer()` (design.md §3).
+//! delivers packets, asks `next_timer()` and calls `on_timer()` (docs/architecture.md).
 //! Where ns-3 differs, each module's header says so.
 
 mod config;

@@ -1,4 +1,4 @@
-//! Pacing in the earliest-departure-time model (algorithms.md §1.9; Linux
+//! Pacing in the earliest-departure-time model (Linux sch_fq;
 //! `tcp_update_pacing_rate` and `tcp_update_skb_after_send`): a segment may leave at
 //! `next_send_time`; sending it pushes that time by payload / pacing_rate. For algorithms
 //! without `cong_control` the rate is Linux's fq rule: 200 % of cwnd·MSS/SRTT while

@@ -1,6 +1,6 @@
-//! Proportional Rate Reduction as Linux `tcp_cwnd_reduction` does it (algorithms.md §1.6;
-//! RFC 6937 with Linux's slow-start reduction bound). Used in CWR and Recovery by algorithms
-//! without `cong_control`. While in-flight is above ssthresh the sender releases
+//! Proportional Rate Reduction as Linux `tcp_cwnd_reduction` does it (RFC 6937
+//! with Linux's slow-start reduction bound). Used in CWR and Recovery by algorithms without
+//! `cong_control`. While in-flight is above ssthresh the sender releases
 //! ⌈ssthresh·prr_delivered / prior_cwnd⌉ − prr_out packets; below it, it grows back towards
 //! ssthresh no faster than slow start. ns-3's TcpPrrRecovery implements RFC 6937 in bytes
 //! with the conservative bound (no "+1 on snd_una advance").
@@ -65,14 +65,7 @@ mod tests {
     use super::*;
 
     fn ack(in_flight: u32, newly: u32) -> PrrAck {
-        PrrAck {
-            ssthresh: 20,
-            prior_cwnd: 40,
-            in_flight,
-            newly_acked_sacked: newly,
-            newly_lost: 0,
-            snd_una_advanced: false,
-        }
+        PrrAck { ssthresh: 20, prior_cwnd: 40, in_flight, newly_acked_sacked: newly, newly_lost: 0, snd_una_advanced: false }
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! Delivery-rate estimation (algorithms.md §1.10; draft-cheng-iccrg-delivery-rate-estimation,
+//! Delivery-rate estimation (draft-cheng-iccrg-delivery-rate-estimation,
 //! Linux tcp_rate.c with the BBRv3 additions `tx_in_flight` and `lost`).
 //!
 //! Each transmission snapshots the connection's delivery state into the segment; when an ACK
@@ -160,8 +160,7 @@ impl RateSampler {
         rs.interval_us = interval_us as i64;
         let delivered = rs.delivered as u64;
         if !rs.is_app_limited
-            || u128::from(delivered) * u128::from(self.rate_interval_us)
-                >= u128::from(self.rate_delivered) * u128::from(interval_us)
+            || u128::from(delivered) * u128::from(self.rate_interval_us) >= u128::from(self.rate_delivered) * u128::from(interval_us)
         {
             self.rate_delivered = delivered;
             self.rate_interval_us = interval_us;
@@ -195,16 +194,7 @@ mod tests {
     }
 
     fn ack_at(now: SimTime, delivered: u32, min_rtt_us: u64) -> AckContext {
-        AckContext {
-            now,
-            delivered,
-            losses: 0,
-            min_rtt_us,
-            prior_in_flight: 2,
-            rtt_us: 50_000,
-            is_ece: false,
-            is_ack_delayed: false,
-        }
+        AckContext { now, delivered, losses: 0, min_rtt_us, prior_in_flight: 2, rtt_us: 50_000, is_ece: false, is_ack_delayed: false }
     }
 
     /// Two segments sent 10 ms apart into an idle connection, both ACKed by one ACK at 60 ms.

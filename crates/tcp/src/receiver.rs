@@ -1,6 +1,6 @@
-//! The TCP receiver (algorithms.md §1.4, §1.11; RFC 1122/5681 delayed ACK, RFC 2018 SACK
-//! blocks, RFC 7323 timestamp echo, RFC 3168 ECN echo, Linux quickack, Linux DCTCP's
-//! accurate CE echo from tcp_dctcp.h `dctcp_ece_ack_update`, RFC 8257 §3.2).
+//! The TCP receiver (Linux __tcp_ack_snd_check(); RFC 1122 §4.2.3.2/RFC 5681 delayed ACK, RFC 2018
+//! SACK blocks, RFC 7323 timestamp echo, RFC 3168 ECN echo, Linux quickack, Linux DCTCP's accurate
+//! CE echo from tcp_dctcp.h `dctcp_ece_ack_update`, RFC 8257 §3.2).
 //!
 //! ACK policy: immediately while in quickack mode (the first `quickack_segments` segments,
 //! and, with classic ECN, two segments after a CE mark appears, as Linux), for out-of-order,
@@ -366,7 +366,11 @@ mod tests {
 
     #[test]
     fn ecn_echo_until_cwr() {
-        let cfg = TcpConfig { ecn: EcnMode::Classic, delayed_ack: DelayedAck { quickack_segments: 0, ..DelayedAck::default() }, ..TcpConfig::default() };
+        let cfg = TcpConfig {
+            ecn: EcnMode::Classic,
+            delayed_ack: DelayedAck { quickack_segments: 0, ..DelayedAck::default() },
+            ..TcpConfig::default()
+        };
         let mut r = TcpReceiver::new(&cfg);
         assert!(r.on_data(ms(0), &seg(0, ms(0)), Ecn::Ect0).is_empty());
         let a = r.on_data(ms(1), &seg(1, ms(1)), Ecn::Ce).last().expect("CE: quickack");

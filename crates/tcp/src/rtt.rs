@@ -1,4 +1,5 @@
-//! RTT estimation, retransmission timeout and the windowed minimum RTT (algorithms.md §1.3).
+//! RTT estimation, retransmission timeout and the windowed minimum RTT (RFC 6298; Linux
+//! tcp_rtt_estimator()).
 //!
 //! Linux mode follows `tcp_rtt_estimator`/`tcp_set_rto`: SRTT gain 1/8; mean deviation gain
 //! 1/4, but a sample *below* SRTT raises it only with gain 1/32; `rttvar` is the largest
@@ -260,11 +261,8 @@ mod tests {
 
     #[test]
     fn rfc6298_floor_is_min_rto() {
-        let mut e = RttEstimator::new(&TcpConfig {
-            rto_mode: RtoMode::Rfc6298,
-            min_rto: SimDuration::from_secs(1),
-            ..TcpConfig::default()
-        });
+        let mut e =
+            RttEstimator::new(&TcpConfig { rto_mode: RtoMode::Rfc6298, min_rto: SimDuration::from_secs(1), ..TcpConfig::default() });
         e.on_sample(10 * MS, 0, 10);
         assert_eq!(e.rto(), SimDuration::from_secs(1));
     }

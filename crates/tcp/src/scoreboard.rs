@@ -1,4 +1,4 @@
-//! The retransmit queue and SACK scoreboard (algorithms.md §1.5; RFC 6675, RFC 2018, Linux
+//! The retransmit queue and SACK scoreboard (RFC 6675, RFC 2018, Linux
 //! `tcp_sacktag_write_queue` / `tcp_mark_head_lost` / `tcp_clean_rtx_queue`).
 //!
 //! One entry per outstanding segment in a ring indexed by `seq − snd_una`; the counters

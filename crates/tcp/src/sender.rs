@@ -1,4 +1,4 @@
-//! The TCP sender (algorithms.md §1.2–§1.11): Linux `tcp_ack` per-ACK processing with the
+//! The TCP sender (docs/models.md, TCP sender): Linux `tcp_ack` per-ACK processing with the
 //! congestion-control hooks in Linux order, SACK/NewReno loss recovery (RFC 6675 / RFC 6582,
 //! Linux `tcp_fastretrans_alert`), PRR, RTO with go-back-N (Linux `tcp_enter_loss`),
 //! cwnd-limited tracking and slow start after idle, pacing and RFC 3168 ECN.
@@ -9,7 +9,7 @@
 //! (6) `cong_control`, or PRR in CWR/Recovery, or `cong_avoid`, then the fq pacing rate.
 //! The caller then drains [`TcpSender::poll_transmit`] (7).
 //!
-//! Not modelled (Linux defaults that algorithms.md makes optional): RACK-TLP, F-RTO and undo,
+//! Not modelled (Linux defaults left out, docs/models.md): RACK-TLP, F-RTO and undo,
 //! D-SACK, adaptive reordering, Nagle, TSO. ns-3 differs in counting windows in bytes,
 //! entering recovery only on DupThresh duplicate ACKs, a 1 s minimum RTO and the RFC 6298
 //! estimator, and in raising COMPLETE_CWR-like events for every algorithm.
@@ -72,7 +72,9 @@ pub struct SenderStats {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Sendable {
     Retransmission,
-    NewData { payload: u32 },
+    NewData {
+        payload: u32,
+    },
     /// New data waits but in-flight has reached cwnd.
     CwndLimited,
     Nothing,
@@ -194,7 +196,7 @@ impl TcpSender {
         self.app_bytes != u64::MAX && self.new_bytes_sent == self.app_bytes && self.sb.packets_out() == 0
     }
 
-    /// Linux per-ACK processing (algorithms.md §1.2). Call [`poll_transmit`](Self::poll_transmit)
+    /// Linux per-ACK processing (`tcp_ack`). Call [`poll_transmit`](Self::poll_transmit)
     /// afterwards.
     pub fn on_ack(&mut self, now: SimTime, ack: &AckHeader) -> AckOutcome {
         let mut out = AckOutcome::default();
@@ -576,11 +578,7 @@ impl TcpSender {
         }
         if self.cx.ca_state != CaState::Cwr {
             let any_retrans = self.sb.retrans_out() > 0 || self.sb.head().is_some_and(|h| h.ever_retransmitted());
-            let state = if self.sb.sacked_out() + self.sb.lost_out() > 0 || any_retrans {
-                CaState::Disorder
-            } else {
-                CaState::Open
-            };
+            let state = if self.sb.sacked_out() + self.sb.lost_out() > 0 || any_retrans { CaState::Disorder } else { CaState::Open };
             if self.cx.ca_state != state {
                 self.set_state(state);
                 self.high_seq = self.sb.snd_nxt();
@@ -596,7 +594,7 @@ impl TcpSender {
         self.set_state(CaState::Recovery);
     }
 
-    /// Linux `tcp_init_cwnd_reduction` (algorithms.md §1.6).
+    /// Linux `tcp_init_cwnd_reduction` (RFC 6937).
     fn init_cwnd_reduction(&mut self) {
         self.high_seq = self.sb.snd_nxt();
         self.cx.cwnd_cnt = 0;
@@ -625,7 +623,7 @@ impl TcpSender {
         self.cx.ca_state = state;
     }
 
-    /// Linux `tcp_retransmit_timer` + `tcp_enter_loss` (algorithms.md §1.7).
+    /// Linux `tcp_retransmit_timer` + `tcp_enter_loss` (RFC 6298 §5).
     fn retransmission_timeout(&mut self, now: SimTime) {
         if self.sb.packets_out() == 0 {
             self.rto_deadline = None;
@@ -633,10 +631,7 @@ impl TcpSender {
         }
         self.rate.lost += u64::from(self.sb.mark_all_lost());
         let state = self.cx.ca_state;
-        if state <= CaState::Disorder
-            || self.high_seq <= self.sb.snd_una()
-            || (state == CaState::Loss && self.consecutive_rtos == 0)
-        {
+        if state <= CaState::Disorder || self.high_seq <= self.sb.snd_una() || (state == CaState::Loss && self.consecutive_rtos == 0) {
             self.cx.prior_cwnd = self.cx.cwnd;
             self.sync_cx();
             self.cx.ssthresh = self.cc.ssthresh(&mut self.cx);
@@ -723,7 +718,7 @@ impl TcpSender {
     }
 
     /// Linux `tcp_cwnd_validate`: remember whether this flight was cwnd-limited and its
-    /// largest packets_out (algorithms.md §1.8).
+    /// largest packets_out.
     fn cwnd_validate(&mut self, is_cwnd_limited: bool) {
         let packets_out = self.sb.packets_out();
         if self.sb.snd_una() >= self.cwnd_usage_seq
@@ -736,7 +731,7 @@ impl TcpSender {
         }
     }
 
-    /// Linux `tcp_slow_start_after_idle_check` + `tcp_cwnd_restart` (algorithms.md §1.8).
+    /// Linux `tcp_slow_start_after_idle_check` + `tcp_cwnd_restart`.
     fn restart_after_idle(&mut self, now: SimTime) {
         let Some(last) = self.last_send else { return };
         if !self.cfg.slow_start_after_idle || self.cc.has_cong_control() {
@@ -764,7 +759,7 @@ impl TcpSender {
         self.cx.cwnd = reduced.max(restart_cwnd);
     }
 
-    /// Linux `tcp_rate_check_app_limited` (algorithms.md §1.10).
+    /// Linux `tcp_rate_check_app_limited` (tcp_rate.c).
     fn check_app_limited(&mut self) {
         let in_flight = self.sb.in_flight();
         if self.app_bytes - self.new_bytes_sent < u64::from(self.cfg.mss)

@@ -1,5 +1,5 @@
-//! Sender scenarios (algorithms.md §1 and §18 Reno 3) driven through the test wire. The
-//! expected numbers are Linux's; ns-3 differences are listed in sender.rs.
+//! Sender scenarios (docs/models.md, TCP sender; docs/validation.md Reno 3) driven through the test
+//! wire. The expected numbers are Linux's; ns-3 differences are listed in sender.rs.
 
 use super::*;
 use crate::testkit::{ack_every_segment, ms, Hook, HookLog, Probe, Wire};
@@ -43,7 +43,7 @@ fn ack_hdr(ack: u32, sacks: &[(u32, u32)]) -> AckHeader {
     AckHeader { ack, sack, sack_len: sacks.len() as u8, tsecr: SimTime::ZERO, ece: false, rwnd_bytes: 6 << 20, delayed: false }
 }
 
-// algorithms.md §18 Reno 3: fast retransmit at cwnd 40 → ssthresh 20, ≈ 20 packets sent in the
+// docs/validation.md Reno 3: fast retransmit at cwnd 40 → ssthresh 20, ≈ 20 packets sent in the
 // recovery round (PRR), cwnd = 20 when recovery ends.
 #[test]
 fn one_loss_gives_one_fast_retransmit_and_one_prr_halving() {
@@ -196,8 +196,7 @@ fn receive_window_caps_data_in_flight() {
 #[test]
 fn byte_count_transfer_completes() {
     let (cc, _) = Probe::reno();
-    let mut w = Wire::new(TcpConfig::default(), cc, Some(1_000_000), SimDuration::from_millis(20))
-        .with_bottleneck(Rate::from_mbps(100));
+    let mut w = Wire::new(TcpConfig::default(), cc, Some(1_000_000), SimDuration::from_millis(20)).with_bottleneck(Rate::from_mbps(100));
     w.run_until(ms(10_000));
     assert!(w.tx.is_done());
     assert_eq!(w.rx.delivered_bytes(), 1_000_000);

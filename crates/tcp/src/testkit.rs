@@ -218,10 +218,7 @@ impl Wire {
     }
 }
 
-/// ACK every segment (algorithms.md §18 setting).
+/// ACK every segment (the setting of docs/validation.md).
 pub(crate) fn ack_every_segment() -> TcpConfig {
-    TcpConfig {
-        delayed_ack: crate::DelayedAck { every: 1, ..crate::DelayedAck::default() },
-        ..TcpConfig::default()
-    }
+    TcpConfig { delayed_ack: crate::DelayedAck { every: 1, ..crate::DelayedAck::default() }, ..TcpConfig::default() }
 }

@@ -45,7 +45,9 @@ class Leftover:
         owner = f"owner pid {self.owner}, not running" if self.owner else "no owner file"
         parts = []
         if self.processes:
-            parts.append(f"{len(self.processes)} processes (" + ", ".join(f"{pid} {what}" for pid, what in self.processes.items()) + ")")
+            parts.append(
+                f"{len(self.processes)} processes (" + ", ".join(f"{pid} {what}" for pid, what in self.processes.items()) + ")"
+            )
         if self.namespaces:
             parts.append("namespaces " + " ".join(self.namespaces))
         parts += [str(d) for d in self.directories]

@@ -121,9 +121,7 @@ def plan_for(scenario: dict[str, Any], prefix: str | None = None) -> EmuPlan:
             index=i,
             sender_ip=f"10.{octet}.1.{1 + i}",
             receiver_ip=f"10.{octet}.2.{1 + i}",
-            one_way_delay_ns=duration_ns(bottleneck["delay"])
-            + duration_ns(access_delays[i])
-            + duration_ns(access["delay"]),
+            one_way_delay_ns=duration_ns(bottleneck["delay"]) + duration_ns(access_delays[i]) + duration_ns(access["delay"]),
         )
         for i in range(pairs_count)
     ]
@@ -207,13 +205,37 @@ def _pair_routes(plan_: EmuPlan, senders: str, receivers: str, octet: int) -> li
         if tcp is None:
             continue
         forward = [
-            "ip", "-n", senders, "route", "add", f"{pair.receiver_ip}/32", "via", f"10.{octet}.1.254", "dev", "ve-s",
-            "initcwnd", str(tcp["initial_cwnd"]), "rto_min", f"{duration_ns(tcp['min_rto']) // 1_000_000}ms",
+            "ip",
+            "-n",
+            senders,
+            "route",
+            "add",
+            f"{pair.receiver_ip}/32",
+            "via",
+            f"10.{octet}.1.254",
+            "dev",
+            "ve-s",
+            "initcwnd",
+            str(tcp["initial_cwnd"]),
+            "rto_min",
+            f"{duration_ns(tcp['min_rto']) // 1_000_000}ms",
         ]
         if tcp["ecn"]:
             forward += ["features", "ecn"]
-        back = ["ip", "-n", receivers, "route", "add", f"{pair.sender_ip}/32", "via", f"10.{octet}.2.254", "dev", "ve-d",
-                "initrwnd", str(tcp["initial_cwnd"])]
+        back = [
+            "ip",
+            "-n",
+            receivers,
+            "route",
+            "add",
+            f"{pair.sender_ip}/32",
+            "via",
+            f"10.{octet}.2.254",
+            "dev",
+            "ve-d",
+            "initrwnd",
+            str(tcp["initial_cwnd"]),
+        ]
         if tcp["ack_every"] == 1:
             back += ["quickack", "1"]
         cmds += [forward, back]
@@ -236,7 +258,24 @@ def _shaping(ns: str, device: str, link: dict[str, Any]) -> list[list[str]]:
     tbf = ["tbf", "rate", f"{rate}bit", "burst", str(burst), "latency", "10s"]
     return [
         # stab overhead −14: the tbf counts IP packet sizes, as the simulator's link rates do.
-        ["ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev", device, "root", "handle", "1:", "stab", "overhead", f"-{LINK_OVERHEAD_BYTES}", *tbf],
+        [
+            "ip",
+            "netns",
+            "exec",
+            ns,
+            "tc",
+            "qdisc",
+            "add",
+            "dev",
+            device,
+            "root",
+            "handle",
+            "1:",
+            "stab",
+            "overhead",
+            f"-{LINK_OVERHEAD_BYTES}",
+            *tbf,
+        ],
         ["ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev", device, "parent", "1:1", "handle", "10:", *child],
     ]
 
@@ -248,7 +287,19 @@ def _setup_commands(plan_: EmuPlan, bottleneck: dict[str, Any], octet: int) -> l
     cmds: list[list[str]] = [["ip", "netns", "add", ns] for ns in (s, r, d)]
     # IPv4 only: no IPv6 neighbour discovery chatter on the path or into the delay line.
     for ns in (s, r, d):
-        cmds.append(["ip", "netns", "exec", ns, "sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1"])
+        cmds.append(
+            [
+                "ip",
+                "netns",
+                "exec",
+                ns,
+                "sysctl",
+                "-q",
+                "-w",
+                "net.ipv6.conf.all.disable_ipv6=1",
+                "net.ipv6.conf.default.disable_ipv6=1",
+            ]
+        )
     cmds += [
         ["ip", "-n", s, "link", "add", "ve-s", "type", "veth", "peer", "name", "ve-rs", "netns", r],
         ["ip", "-n", d, "link", "add", "ve-d", "type", "veth", "peer", "name", "ve-rd", "netns", r],
@@ -256,7 +307,9 @@ def _setup_commands(plan_: EmuPlan, bottleneck: dict[str, Any], octet: int) -> l
     # The path's MTU; offloads off, so queues hold MTU-size packets: no GSO/TSO super-packets,
     # no GRO merging.
     for ns, dev in ((s, "ve-s"), (r, "ve-rs"), (r, "ve-rd"), (d, "ve-d")):
-        cmds.append(["ip", "-n", ns, "link", "set", dev, "mtu", mtu, "gso_max_size", mtu, "gso_max_segs", "1", "gro_max_size", mtu])
+        cmds.append(
+            ["ip", "-n", ns, "link", "set", dev, "mtu", mtu, "gso_max_size", mtu, "gso_max_segs", "1", "gro_max_size", mtu]
+        )
     for ns in (s, r, d):
         cmds.append(["ip", "-n", ns, "link", "set", "lo", "up"])
     for pair in plan_.pairs:
@@ -272,7 +325,18 @@ def _setup_commands(plan_: EmuPlan, bottleneck: dict[str, Any], octet: int) -> l
         ["ip", "-n", s, "route", "add", net2, "via", f"10.{octet}.1.254"],
         ["ip", "-n", d, "route", "add", net1, "via", f"10.{octet}.2.254"],
         *_pair_routes(plan_, s, d, octet),
-        ["ip", "netns", "exec", r, "sysctl", "-q", "-w", "net.ipv4.ip_forward=1", "net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.default.rp_filter=0"],
+        [
+            "ip",
+            "netns",
+            "exec",
+            r,
+            "sysctl",
+            "-q",
+            "-w",
+            "net.ipv4.ip_forward=1",
+            "net.ipv4.conf.all.rp_filter=0",
+            "net.ipv4.conf.default.rp_filter=0",
+        ],
     ]
     for ns in (s, d):
         cmds.append(["ip", "netns", "exec", ns, "sysctl", "-q", "-w", *_namespace_sysctls(plan_)])

@@ -71,7 +71,9 @@ def require_kernel(plan: emu_plan.EmuPlan) -> None:
         if flow.kernel_cc not in available:
             raise ScenarioError(f"flows.{flow.index}.cc: {flow.cc!r} is not in this kernel; available: {', '.join(available)}")
         if "--rto-max-ms" in flow.socket_options and not RTO_MAX_SYSCTL.exists():
-            raise ScenarioError(f"flows.{flow.index}.tcp.max_rto: this kernel has no TCP_RTO_MAX_MS (Linux 6.15 and later); allowed: 120s")
+            raise ScenarioError(
+                f"flows.{flow.index}.tcp.max_rto: this kernel has no TCP_RTO_MAX_MS (Linux 6.15 and later); allowed: 120s"
+            )
 
 
 def clean_leftovers() -> list[str]:
@@ -259,7 +261,15 @@ def _execute(plan: emu_plan.EmuPlan, processes: Processes, work: Path, stop: thr
     router, senders, receivers = plan.namespaces["router"], plan.namespaces["senders"], plan.namespaces["receivers"]
     report_path = work / "delay-line.json"
     routes = [f"{net}/{length}={ns}" for net, length, ns in plan.delay_routes]
-    delay_line = processes.start(router, "delayline", "--tun", emu_plan.TUN_DEVICE, *[a for r in routes for a in ("--route", r)], "--report", str(report_path))
+    delay_line = processes.start(
+        router,
+        "delayline",
+        "--tun",
+        emu_plan.TUN_DEVICE,
+        *[a for r in routes for a in ("--route", r)],
+        "--report",
+        str(report_path),
+    )
     sampler = QdiscSampler(router, [plan.bottleneck_device, "ve-rs"])
     try:
         _wait_for_carrier(sampler, emu_plan.TUN_DEVICE, delay_line, stop)
@@ -272,10 +282,23 @@ def _execute(plan: emu_plan.EmuPlan, processes: Processes, work: Path, stop: thr
         for flow in plan.flows:
             flow_stop_s = min(flow.stop_s if flow.stop_s is not None else plan.duration_s, plan.duration_s)
             args = [
-                "send", "--flow", str(flow.index), "--cc", flow.kernel_cc, "--bind", flow.pair.sender_ip,
-                "--connect", f"{flow.pair.receiver_ip}:{emu_plan.RECEIVER_PORT}",
-                "--start-at", repr(origin + flow.start_s), "--stop-at", repr(origin + flow_stop_s),
-                "--interval", repr(plan.sample_interval_s), "--out", str(work / f"flow{flow.index}.jsonl"),
+                "send",
+                "--flow",
+                str(flow.index),
+                "--cc",
+                flow.kernel_cc,
+                "--bind",
+                flow.pair.sender_ip,
+                "--connect",
+                f"{flow.pair.receiver_ip}:{emu_plan.RECEIVER_PORT}",
+                "--start-at",
+                repr(origin + flow.start_s),
+                "--stop-at",
+                repr(origin + flow_stop_s),
+                "--interval",
+                repr(plan.sample_interval_s),
+                "--out",
+                str(work / f"flow{flow.index}.jsonl"),
                 *flow.socket_options,
             ]
             if flow.bytes is not None:
@@ -309,7 +332,10 @@ def _execute(plan: emu_plan.EmuPlan, processes: Processes, work: Path, stop: thr
     delay_line.terminate()
     delay_line.wait(timeout=STOP_TIMEOUT_S)
     report = json.loads(report_path.read_text()) if report_path.exists() else {}
-    flows = {flow.index: [json.loads(line) for line in (work / f"flow{flow.index}.jsonl").read_text().splitlines()] for flow in plan.flows}
+    flows = {
+        flow.index: [json.loads(line) for line in (work / f"flow{flow.index}.jsonl").read_text().splitlines()]
+        for flow in plan.flows
+    }
     return {
         "origin": origin,
         "qdisc": rows,
@@ -347,41 +373,49 @@ def _result(document: dict[str, Any], plan: emu_plan.EmuPlan, raw: dict[str, Any
             srtt = sample["rtt_us"] / 1e3 if sample["rtt_us"] else None
             if srtt is not None:
                 srtts.append(srtt)
-            flow_rows.append({
-                "t_s": sample["t"] - origin,
-                "flow": flow.index,
-                "cwnd_pkts": float(sample["snd_cwnd"]),
-                "ssthresh_pkts": None if sample["snd_ssthresh"] >= INFINITE_SSTHRESH else float(sample["snd_ssthresh"]),
-                "inflight_pkts": float(max(0, sample["unacked"] - sample["sacked"] - sample["lost"] + sample["retrans"])),
-                "srtt_ms": srtt,
-                "min_rtt_ms": sample["min_rtt_us"] / 1e3 if sample["min_rtt_us"] else None,
-                "pacing_rate_mbps": None if sample["pacing_rate"] in (0, NO_PACING) else sample["pacing_rate"] * 8 / 1e6,
-                "delivery_rate_mbps": sample["delivery_rate"] * 8 / 1e6,
-                "goodput_mbps": (acked - previous_acked) * 8 / interval / 1e6,
-                "retransmits": float(retrans - previous_retrans),
-                "cc_state": flow.cc.upper() if flow.cc == "bbr" else _state(sample),
-                **_bbr_columns(sample.get("bbr")),
-            })
+            flow_rows.append(
+                {
+                    "t_s": sample["t"] - origin,
+                    "flow": flow.index,
+                    "cwnd_pkts": float(sample["snd_cwnd"]),
+                    "ssthresh_pkts": None if sample["snd_ssthresh"] >= INFINITE_SSTHRESH else float(sample["snd_ssthresh"]),
+                    "inflight_pkts": float(max(0, sample["unacked"] - sample["sacked"] - sample["lost"] + sample["retrans"])),
+                    "srtt_ms": srtt,
+                    "min_rtt_ms": sample["min_rtt_us"] / 1e3 if sample["min_rtt_us"] else None,
+                    "pacing_rate_mbps": None if sample["pacing_rate"] in (0, NO_PACING) else sample["pacing_rate"] * 8 / 1e6,
+                    "delivery_rate_mbps": sample["delivery_rate"] * 8 / 1e6,
+                    "goodput_mbps": (acked - previous_acked) * 8 / interval / 1e6,
+                    "retransmits": float(retrans - previous_retrans),
+                    "cc_state": flow.cc.upper() if flow.cc == "bbr" else _state(sample),
+                    **_bbr_columns(sample.get("bbr")),
+                }
+            )
             previous_acked, previous_retrans = acked, retrans
-        last = samples[-1] if samples else {"bytes_acked": 0, "total_retrans": 0, "min_rtt_us": 0, "data_segs_out": 0, "bytes_sent": 0}
+        last = (
+            samples[-1]
+            if samples
+            else {"bytes_acked": 0, "total_retrans": 0, "min_rtt_us": 0, "data_segs_out": 0, "bytes_sent": 0}
+        )
         active_s = max(1e-9, min(plan.duration_s, flow.stop_s or plan.duration_s) - flow.start_s)
-        flow_summaries.append({
-            "id": flow.index,
-            "cc": flow.cc,
-            "goodput_mbps": last["bytes_acked"] * 8 / active_s / 1e6,
-            "rtt_mean_ms": float(np.mean(srtts)) if srtts else None,
-            "rtt_p50_ms": float(np.percentile(srtts, 50)) if srtts else None,
-            "rtt_p95_ms": float(np.percentile(srtts, 95)) if srtts else None,
-            "rtt_p99_ms": float(np.percentile(srtts, 99)) if srtts else None,
-            "min_rtt_ms": last["min_rtt_us"] / 1e3 if last["min_rtt_us"] else None,
-            "retransmits": last["total_retrans"],
-            "segments_sent": last["data_segs_out"],
-            "retransmit_pct": 100 * last["total_retrans"] / last["data_segs_out"] if last["data_segs_out"] else 0.0,
-            "rto_count": None,
-            "bytes_acked": last["bytes_acked"],
-            "bytes_sent": last["bytes_sent"],
-            "completion_s": None,
-        })
+        flow_summaries.append(
+            {
+                "id": flow.index,
+                "cc": flow.cc,
+                "goodput_mbps": last["bytes_acked"] * 8 / active_s / 1e6,
+                "rtt_mean_ms": float(np.mean(srtts)) if srtts else None,
+                "rtt_p50_ms": float(np.percentile(srtts, 50)) if srtts else None,
+                "rtt_p95_ms": float(np.percentile(srtts, 95)) if srtts else None,
+                "rtt_p99_ms": float(np.percentile(srtts, 99)) if srtts else None,
+                "min_rtt_ms": last["min_rtt_us"] / 1e3 if last["min_rtt_us"] else None,
+                "retransmits": last["total_retrans"],
+                "segments_sent": last["data_segs_out"],
+                "retransmit_pct": 100 * last["total_retrans"] / last["data_segs_out"] if last["data_segs_out"] else 0.0,
+                "rto_count": None,
+                "bytes_acked": last["bytes_acked"],
+                "bytes_sent": last["bytes_sent"],
+                "completion_s": None,
+            }
+        )
     link_rows, link_summaries = _links(plan, raw["qdisc"], interval)
     validity = _validity(plan, document, flow_summaries, link_summaries, raw)
     summary = {
@@ -402,17 +436,35 @@ def _result(document: dict[str, Any], plan: emu_plan.EmuPlan, raw: dict[str, Any
     return Result(
         scenario=document,
         summary=summary,
-        flows=pl.DataFrame(flow_rows, schema={
-            "t_s": pl.Float64, "flow": pl.UInt32, "cwnd_pkts": pl.Float64, "ssthresh_pkts": pl.Float64,
-            "inflight_pkts": pl.Float64, "srtt_ms": pl.Float64, "min_rtt_ms": pl.Float64,
-            "pacing_rate_mbps": pl.Float64, "delivery_rate_mbps": pl.Float64, "goodput_mbps": pl.Float64,
-            "retransmits": pl.Float64, "cc_state": pl.String,
-            **dict.fromkeys(BBR_COLUMNS, pl.Float64),
-        }),
-        links=pl.DataFrame(link_rows, schema={
-            "t_s": pl.Float64, "link": pl.String, "backlog_pkts": pl.Float64, "backlog_bytes": pl.Float64,
-            "drops": pl.Float64, "ce_marks": pl.Float64,
-        }),
+        flows=pl.DataFrame(
+            flow_rows,
+            schema={
+                "t_s": pl.Float64,
+                "flow": pl.UInt32,
+                "cwnd_pkts": pl.Float64,
+                "ssthresh_pkts": pl.Float64,
+                "inflight_pkts": pl.Float64,
+                "srtt_ms": pl.Float64,
+                "min_rtt_ms": pl.Float64,
+                "pacing_rate_mbps": pl.Float64,
+                "delivery_rate_mbps": pl.Float64,
+                "goodput_mbps": pl.Float64,
+                "retransmits": pl.Float64,
+                "cc_state": pl.String,
+                **dict.fromkeys(BBR_COLUMNS, pl.Float64),
+            },
+        ),
+        links=pl.DataFrame(
+            link_rows,
+            schema={
+                "t_s": pl.Float64,
+                "link": pl.String,
+                "backlog_pkts": pl.Float64,
+                "backlog_bytes": pl.Float64,
+                "drops": pl.Float64,
+                "ce_marks": pl.Float64,
+            },
+        ),
         rtt=None,
     )
 
@@ -439,7 +491,9 @@ def _state(sample: dict[str, Any]) -> str:
 LINK_NAMES = {"ve-rd": "left->right", "ve-rs": "right->left"}
 
 
-def _links(plan: emu_plan.EmuPlan, rows: list[tuple[float, dict[str, tuple[int, int, int, int]]]], interval: float) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def _links(
+    plan: emu_plan.EmuPlan, rows: list[tuple[float, dict[str, tuple[int, int, int, int]]]], interval: float
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     link_rows = []
     summaries = []
     for device, name in LINK_NAMES.items():
@@ -449,24 +503,41 @@ def _links(plan: emu_plan.EmuPlan, rows: list[tuple[float, dict[str, tuple[int, 
         for t, sample in rows:
             backlog_pkts, backlog_bytes, drops, _ = sample[device]
             backlogs.append(backlog_pkts)
-            link_rows.append({"t_s": t, "link": name, "backlog_pkts": float(backlog_pkts), "backlog_bytes": float(backlog_bytes), "drops": float(drops - previous_drops), "ce_marks": 0.0})
+            link_rows.append(
+                {
+                    "t_s": t,
+                    "link": name,
+                    "backlog_pkts": float(backlog_pkts),
+                    "backlog_bytes": float(backlog_bytes),
+                    "drops": float(drops - previous_drops),
+                    "ce_marks": 0.0,
+                }
+            )
             previous_drops = drops
         sent = (rows[-1][1][device][3] - first_sent) if rows else 0
         span = max(interval, (rows[-1][0] - rows[0][0]) if rows else interval)
-        summaries.append({
-            "id": name,
-            "utilization": sent * 8 / (plan.bottleneck_rate_bps * span),
-            "drops": previous_drops,
-            "losses": 0,
-            "ce_marks": 0,
-            "bytes_sent": sent,
-            "backlog_mean_pkts": float(np.mean(backlogs)) if backlogs else 0.0,
-            "backlog_max_pkts": float(max(backlogs)) if backlogs else 0.0,
-        })
+        summaries.append(
+            {
+                "id": name,
+                "utilization": sent * 8 / (plan.bottleneck_rate_bps * span),
+                "drops": previous_drops,
+                "losses": 0,
+                "ce_marks": 0,
+                "bytes_sent": sent,
+                "backlog_mean_pkts": float(np.mean(backlogs)) if backlogs else 0.0,
+                "backlog_max_pkts": float(max(backlogs)) if backlogs else 0.0,
+            }
+        )
     return link_rows, summaries
 
 
-def _validity(plan: emu_plan.EmuPlan, document: dict[str, Any], flows: list[dict[str, Any]], links: list[dict[str, Any]], raw: dict[str, Any]) -> dict[str, Any]:
+def _validity(
+    plan: emu_plan.EmuPlan,
+    document: dict[str, Any],
+    flows: list[dict[str, Any]],
+    links: list[dict[str, Any]],
+    raw: dict[str, Any],
+) -> dict[str, Any]:
     reasons = []
     for flow, summary in zip(plan.flows, flows, strict=True):
         want = 2 * flow.pair.one_way_delay_ns / 1e6

@@ -116,10 +116,18 @@ def _sample_interval(value: str, _: Where) -> str | None:
 def _bottleneck_rate(value: str, _: Where) -> str | None:
     if rate_bps(value) <= REFUSED_ABOVE_BPS:
         return None
-    return f"{value} is more than this 2-core machine can emulate faithfully; allowed: at most 1Gbps (about 10-300Mbps is faithful)"
+    return (
+        f"{value} is more than this 2-core machine can emulate faithfully; allowed: at most 1Gbps (about 10-300Mbps is faithful)"
+    )
 
 
-def _headdrop(value: str, where: Where) -> str | None:
+KERNEL_QUEUES = ("droptail", "headdrop")
+
+
+def _queue(value: Any, where: Where) -> str | None:
+    """The disciplines with a kernel qdisc (a discipline with parameters is a table)."""
+    if value not in KERNEL_QUEUES:
+        return f"{value!r} has no kernel qdisc here; allowed: {', '.join(KERNEL_QUEUES)}"
     if value != "headdrop" or where.scenario["topology"]["bottleneck"]["buffer"].endswith("pkt"):
         return None
     return "headdrop needs a buffer in packets (pfifo_head_drop); allowed: droptail, or a buffer in pkt"
@@ -185,7 +193,9 @@ def _whole_milliseconds(value: str) -> bool:
 def _min_rto(value: str, where: Where) -> str | None:
     if _whole_milliseconds(value) and duration_ns(value) > 0:
         return _same_on_pair(value, where, "min_rto", "rto_min")
-    return f"{value} is not emulated: the route attribute rto_min counts whole milliseconds; allowed: a positive whole number of ms"
+    return (
+        f"{value} is not emulated: the route attribute rto_min counts whole milliseconds; allowed: a positive whole number of ms"
+    )
 
 
 def _max_rto(value: str, _: Where) -> str | None:
@@ -242,7 +252,7 @@ def _dst(value: str, where: Where) -> str | None:
     src = where.scenario["flows"][where.flow]["src"]
     if value == f"r{src[1:]}":
         return None
-    return f"{_shown(value)} is not emulated: a flow from {src} goes to its own receiver; allowed: \"r{src[1:]}\""
+    return f'{_shown(value)} is not emulated: a flow from {src} goes to its own receiver; allowed: "r{src[1:]}"'
 
 
 # --- congestion control -------------------------------------------------------------------
@@ -283,7 +293,9 @@ def host_cubic() -> dict[str, int] | None:
     """tcp_cubic's current module parameters on this host (None where it exposes none)."""
     if not CUBIC_PARAMETERS.is_dir():
         return None
-    return {p.name: int(p.read_text().split()[0]) for p in CUBIC_PARAMETERS.iterdir() if p.read_text().strip().lstrip("-").isdigit()}
+    return {
+        p.name: int(p.read_text().split()[0]) for p in CUBIC_PARAMETERS.iterdir() if p.read_text().strip().lstrip("-").isdigit()
+    }
 
 
 def _cc(value: Any, where: Where) -> str | None:
@@ -311,10 +323,10 @@ def _cc(value: Any, where: Where) -> str | None:
 
 def _initial_ssthresh(value: Any, where: Where) -> str | None:
     if value != "inf":
-        return f"{_shown(value)} is not emulated: the kernel starts every connection with an infinite ssthresh (no per-socket setting); allowed: \"inf\""
+        return f'{_shown(value)} is not emulated: the kernel starts every connection with an infinite ssthresh (no per-socket setting); allowed: "inf"'
     host = host_cubic() if where.scenario["flows"][where.flow]["cc"]["kind"] == "cubic" else None
     if host and host.get("initial_ssthresh"):
-        return f"\"inf\" is not in effect on this host: tcp_cubic's initial_ssthresh is {host['initial_ssthresh']} ({CUBIC_PARAMETERS}); allowed: a host with initial_ssthresh 0"
+        return f'"inf" is not in effect on this host: tcp_cubic\'s initial_ssthresh is {host["initial_ssthresh"]} ({CUBIC_PARAMETERS}); allowed: a host with initial_ssthresh 0'
     return None
 
 
@@ -327,7 +339,9 @@ KERNEL_SETTINGS: dict[str, Handling] = {
         "the run's label only: the emulation draws nothing at random, and the kernel's own randomness "
         "(initial sequence numbers, ports, BBR's probing phase) is not seeded"
     ),
-    "sample_interval": Handling("each sender reads TCP_INFO, the orchestrator the qdisc counters, at this period", _sample_interval),
+    "sample_interval": Handling(
+        "each sender reads TCP_INFO, the orchestrator the qdisc counters, at this period", _sample_interval
+    ),
     "record.rtt": Handling(
         "not measured on the kernel (no per-ACK RTT samples): rtt.parquet is not written and the run records false",
         records=False,
@@ -337,10 +351,12 @@ KERNEL_SETTINGS: dict[str, Handling] = {
     "topology.pairs": Handling("one address per pair on the senders' and on the receivers' veth"),
     "topology.access_delays": Handling("added to each pair's one-way delay in the delay line"),
     "topology.wifi": Handling("refused", _absent("radio access cannot be emulated on wired veths")),
-    "topology.bottleneck.rate": Handling("tbf rate on the router's ve-rd (data) and ve-rs (ACKs), IP packet sizes (stab overhead -14)", _bottleneck_rate),
+    "topology.bottleneck.rate": Handling(
+        "tbf rate on the router's ve-rd (data) and ve-rs (ACKs), IP packet sizes (stab overhead -14)", _bottleneck_rate
+    ),
     "topology.bottleneck.delay": Handling("the delay line holds each packet for its path's one-way delay"),
     "topology.bottleneck.buffer": Handling("limit of the tbf's child queue: pfifo (packets) or bfifo (bytes)"),
-    "topology.bottleneck.queue": Handling("droptail: pfifo/bfifo; headdrop: pfifo_head_drop", _headdrop),
+    "topology.bottleneck.queue": Handling("droptail: pfifo/bfifo; headdrop: pfifo_head_drop", _queue),
     "topology.bottleneck.loss": Handling("refused unless 0", _no_loss),
     "topology.bottleneck.mtu": Handling("mtu (and gso_max_size, gro_max_size) of every veth and of the TUN device", _mtu),
     "topology.bottleneck.ecn_threshold": Handling("refused", _absent("CE marking needs red/fq_codel, which this kernel lacks")),
@@ -365,7 +381,10 @@ KERNEL_SETTINGS: dict[str, Handling] = {
     "flows.*.stop": Handling("the sender stops writing then"),
     "flows.*.bytes": Handling("the sender writes that many bytes"),
     "flows.*.app": Handling("refused", _absent("fixed-rate applications are not emulated (bulk or bytes only)")),
-    "tcp.mss": Handling(f"TCP_MAXSEG = mss + {TIMESTAMP_OPTION_BYTES} (the timestamp option) on the sender's socket; TCP_INFO snd_mss is checked", _mss),
+    "tcp.mss": Handling(
+        f"TCP_MAXSEG = mss + {TIMESTAMP_OPTION_BYTES} (the timestamp option) on the sender's socket; TCP_INFO snd_mss is checked",
+        _mss,
+    ),
     "tcp.initial_cwnd": Handling(
         "initcwnd on the senders' route to the flow's receiver, initrwnd (and tcp_rmem's default) on the receivers' route back so the first window fits; TCP_INFO snd_cwnd is checked",
         _initial_cwnd,
@@ -379,9 +398,18 @@ KERNEL_SETTINGS: dict[str, Handling] = {
         "the kernel's TCP_TIMEOUT_INIT", _exactly(KERNEL_INITIAL_RTO, "the kernel's initial RTO is fixed (TCP_TIMEOUT_INIT)")
     ),
     "tcp.rto": Handling("the kernel's estimator", _exactly("linux", "the kernel's RTT estimator is Linux's")),
-    "tcp.sack": Handling("net.ipv4.tcp_sack in the senders' and receivers' namespaces; TCP_INFO options are checked", _same_in_namespace("sack", "net.ipv4.tcp_sack")),
-    "tcp.snd_buf": Handling("tcp_wmem maximum (twice the size: skb overhead) in the senders' and receivers' namespaces", _same_in_namespace("snd_buf", "net.ipv4.tcp_wmem")),
-    "tcp.rcv_buf": Handling("tcp_rmem maximum (twice the size) in the senders' and receivers' namespaces", _same_in_namespace("rcv_buf", "net.ipv4.tcp_rmem")),
+    "tcp.sack": Handling(
+        "net.ipv4.tcp_sack in the senders' and receivers' namespaces; TCP_INFO options are checked",
+        _same_in_namespace("sack", "net.ipv4.tcp_sack"),
+    ),
+    "tcp.snd_buf": Handling(
+        "tcp_wmem maximum (twice the size: skb overhead) in the senders' and receivers' namespaces",
+        _same_in_namespace("snd_buf", "net.ipv4.tcp_wmem"),
+    ),
+    "tcp.rcv_buf": Handling(
+        "tcp_rmem maximum (twice the size) in the senders' and receivers' namespaces",
+        _same_in_namespace("rcv_buf", "net.ipv4.tcp_rmem"),
+    ),
     "tcp.pacing": Handling(
         "fq: SO_MAX_PACING_RATE on the sender's socket, which turns on the kernel's own pacing at the rate fq "
         "enforces (200 % of cwnd/SRTT in slow start, 120 % after); off: none"
@@ -390,15 +418,19 @@ KERNEL_SETTINGS: dict[str, Handling] = {
         "features ecn on the senders' route to the flow's receiver (the receivers accept, net.ipv4.tcp_ecn=2); TCP_INFO options are checked",
         _ecn,
     ),
-    "tcp.ack_every": Handling("2: the kernel's delayed ACKs; 1: quickack on the receivers' route to the flow's sender", _ack_every),
+    "tcp.ack_every": Handling(
+        "2: the kernel's delayed ACKs; 1: quickack on the receivers' route to the flow's sender", _ack_every
+    ),
     "tcp.delack_timeout": Handling(
-        "the kernel's TCP_ATO_MIN", _exactly(KERNEL_DELACK, "the kernel's delayed-ACK timeout has no per-socket or per-route setting")
+        "the kernel's TCP_ATO_MIN",
+        _exactly(KERNEL_DELACK, "the kernel's delayed-ACK timeout has no per-socket or per-route setting"),
     ),
     "tcp.quickack": Handling(
         "the kernel's TCP_MAX_QUICKACKS", _exactly(KERNEL_QUICKACKS, "the kernel's quickack count at connection start is fixed")
     ),
     "tcp.slow_start_after_idle": Handling(
-        "net.ipv4.tcp_slow_start_after_idle in the senders' and receivers' namespaces", _same_in_namespace("slow_start_after_idle", "net.ipv4.tcp_slow_start_after_idle")
+        "net.ipv4.tcp_slow_start_after_idle in the senders' and receivers' namespaces",
+        _same_in_namespace("slow_start_after_idle", "net.ipv4.tcp_slow_start_after_idle"),
     ),
 }
 """Every key of a resolved dumbbell scenario: `flows.*` stands for each flow, `tcp.*` for the
@@ -436,7 +468,9 @@ def check(scenario: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
             continue  # the scenario's tcp table: defaults, checked in each flow's own
         handling = KERNEL_SETTINGS.get(pattern)
         if handling is None:
-            raise ScenarioError(f"{path}: not known to the emulation backend; it applies only the keys listed in docs/emulation.md")
+            raise ScenarioError(
+                f"{path}: not known to the emulation backend; it applies only the keys listed in docs/emulation.md"
+            )
         if handling.refuse is not None:
             problem = handling.refuse(value, where)
             if problem is not None:

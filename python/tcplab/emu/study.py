@@ -19,7 +19,9 @@ EMU_DIRECTORY = "emu"
 
 def require_emulatable(study: str) -> None:
     if study not in EMULATED_STUDIES:
-        raise ScenarioError(f"--backend emu: {study} needs radio models the kernel cannot emulate; emulated studies: {', '.join(EMULATED_STUDIES)}")
+        raise ScenarioError(
+            f"--backend emu: {study} needs radio models the kernel cannot emulate; emulated studies: {', '.join(EMULATED_STUDIES)}"
+        )
 
 
 def emulate_study(study: str, quick: bool, directory: Path) -> dict[str, Result]:

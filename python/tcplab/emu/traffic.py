@@ -83,7 +83,10 @@ def send(args: argparse.Namespace) -> int:
     try:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, args.cc.encode())
     except OSError:
-        print(f"congestion control {args.cc!r} is not available; the kernel has: {', '.join(available_algorithms())}", file=sys.stderr)
+        print(
+            f"congestion control {args.cc!r} is not available; the kernel has: {', '.join(available_algorithms())}",
+            file=sys.stderr,
+        )
         return EXIT_NO_ALGORITHM
     if args.mss is not None:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, args.mss + TIMESTAMP_OPTION_BYTES)

@@ -38,9 +38,7 @@ WIFI_FIGURES: dict[str, Callable[[Result], Figure]] = {"wifi": wifi_figure}
 """The figures of runs with a WiFi BSS (`Result.wifi` is not None)."""
 
 
-def save_plots(
-    result: Result, directory: Path, progress: Callable[[float], None] | None = None
-) -> list[Path]:
+def save_plots(result: Result, directory: Path, progress: Callable[[float], None] | None = None) -> list[Path]:
     """Writes every figure of `FIGURES` (and of `RADIO_FIGURES` / `WIFI_FIGURES` when the run
     has a radio / WiFi series) as `directory/<name>.png` and returns the paths; `progress` is
     called with the fraction drawn after each figure."""

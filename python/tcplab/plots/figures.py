@@ -114,9 +114,7 @@ def throughput_figure(result: Result) -> Figure:
     run_seconds = float(result.flows["t_s"].max() or 0.0)
     window_seconds = max(GOODPUT_WINDOW_SECONDS, run_seconds / GOODPUT_WINDOWS_PER_RUN)
     window = max(1, round(window_seconds / interval))
-    figure, axes = _new_figure(
-        result, "goodput per flow", f"goodput (Mbps, {_seconds_text(window * interval)} mean)"
-    )
+    figure, axes = _new_figure(result, "goodput per flow", f"goodput (Mbps, {_seconds_text(window * interval)} mean)")
     _plot_flows(axes, result, "goodput_mbps", lambda values: trailing_mean(values, window))
     return _finished(figure, axes)
 

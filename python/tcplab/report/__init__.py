@@ -78,7 +78,9 @@ def build_report(directory: Path, progress: Callable[[float], None] | None = Non
                 runs_by_case["-".join(params)] = run
     page = _page(meta, spec, index, table, verdicts, panels, directory, time.perf_counter() - started, runs_by_case)
     if kernel:
-        page = page.replace("<h2>Setup</h2>", _kernel_section(spec, kernel, run_for_case, kernel_panels, quick) + "<h2>Setup</h2>")
+        page = page.replace(
+            "<h2>Setup</h2>", _kernel_section(spec, kernel, run_for_case, kernel_panels, quick) + "<h2>Setup</h2>"
+        )
     return write_page(directory / REPORT_FILE, page)
 
 
@@ -104,37 +106,70 @@ def _kernel_panels(spec: Any, kernel: dict[str, Result], run_for_case: Any) -> l
             traces = []
             for backend, run in (("simulator", sim), ("kernel", result)):
                 if run is not None:
-                    traces += [Trace(f"{backend} {t.name.strip()}".strip(), t.t_s, t.values, t.nlos) for t in series(panel, lambda _c, r=run: r)]
+                    traces += [
+                        Trace(f"{backend} {t.name.strip()}".strip(), t.t_s, t.values, t.nlos)
+                        for t in series(panel, lambda _c, r=run: r)
+                    ]
             panels.append((panel, traces))
     return panels
 
 
-def _kernel_section(spec: Any, kernel: dict[str, Result], run_for_case: Any, panels: list[tuple[Panel, list[Trace]]], quick: bool) -> str:
+def _kernel_section(
+    spec: Any, kernel: dict[str, Result], run_for_case: Any, panels: list[tuple[Panel, list[Trace]]], quick: bool
+) -> str:
     head = "<tr><th>case</th><th>backend</th><th>goodput Mbps</th><th>RTT mean ms</th><th>RTT p95 ms</th><th>retransmits</th><th>mean queue pkts</th><th>valid</th></tr>"
     rows = []
     for case, result in kernel.items():
         for backend, run in (("simulator (seed 1)", run_for_case(_case_params(spec, case))), ("kernel", result)):
             if run is None:
                 continue
-            flows, link = run.summary["flows"], next(l for l in run.summary["links"] if l["id"] == "left->right")
+            flows, link = run.summary["flows"], next(link for link in run.summary["links"] if link["id"] == "left->right")
             validity = run.summary["run"].get("validity")
             valid = "–" if validity is None else ("yes" if validity["valid"] else "no: " + "; ".join(validity["reasons"]))
             rtts = [f["rtt_mean_ms"] for f in flows if f["rtt_mean_ms"] is not None]
             p95s = [f["rtt_p95_ms"] for f in flows if f["rtt_p95_ms"] is not None]
-            cells = [case, backend, sum(f["goodput_mbps"] for f in flows), sum(rtts) / len(rtts) if rtts else None,
-                     max(p95s) if p95s else None, sum(f["retransmits"] for f in flows), link["backlog_mean_pkts"], valid]
+            cells = [
+                case,
+                backend,
+                sum(f["goodput_mbps"] for f in flows),
+                sum(rtts) / len(rtts) if rtts else None,
+                max(p95s) if p95s else None,
+                sum(f["retransmits"] for f in flows),
+                link["backlog_mean_pkts"],
+                valid,
+            ]
             rows.append("<tr>" + "".join(f"<td>{_cell(c)}</td>" for c in cells) + "</tr>")
     divs = plot_divs(panels, quick, prefix="kernel-plot")
-    return (f"<h2>On this machine's kernel (emulation)</h2><p>Each case once on kernel TCP (`tcplab emulate`), beside the "
-            f"simulator's seed-1 run. RTT statistics: the kernel's are over smoothed-RTT samples, the simulator's over every ACK.</p>"
-            f"<div class='scroll'><table>{head}{''.join(rows)}</table></div>{divs}")
+    return (
+        f"<h2>On this machine's kernel (emulation)</h2><p>Each case once on kernel TCP (`tcplab emulate`), beside the "
+        f"simulator's seed-1 run. RTT statistics: the kernel's are over smoothed-RTT samples, the simulator's over every ACK.</p>"
+        f"<div class='scroll'><table>{head}{''.join(rows)}</table></div>{divs}"
+    )
 
 
 def _slug(text: str) -> str:
     return "".join(c if c.isalnum() else "-" for c in text.lower()).strip("-")[:60]
 
 
-ALGORITHMS = {"newreno", "reno", "cubic", "bbr", "bbr3", "vegas", "dctcp", "siad", "yeah", "hybla", "westwood", "scalable", "highspeed", "illinois", "htcp", "bic", "ledbat"}
+ALGORITHMS = {
+    "newreno",
+    "reno",
+    "cubic",
+    "bbr",
+    "bbr3",
+    "vegas",
+    "dctcp",
+    "siad",
+    "yeah",
+    "hybla",
+    "westwood",
+    "scalable",
+    "highspeed",
+    "illinois",
+    "htcp",
+    "bic",
+    "ledbat",
+}
 DASHES = ("solid", "dash", "dot", "dashdot")
 
 
@@ -183,11 +218,29 @@ def _json_list(values: Any) -> list[float | None]:
 
 def _plotly_spec(panel: Panel, traces: list[Trace], quick: bool) -> dict[str, Any]:
     data = [
-        {"x": _json_list(t.t_s), "y": _json_list(t.values), "name": t.name, "type": "scatter", "mode": "lines", "line": {"color": colour, "width": 1.2, "dash": DASHES[dash % len(DASHES)]}}
+        {
+            "x": _json_list(t.t_s),
+            "y": _json_list(t.values),
+            "name": t.name,
+            "type": "scatter",
+            "mode": "lines",
+            "line": {"color": colour, "width": 1.2, "dash": DASHES[dash % len(DASHES)]},
+        }
         for t, (colour, dash) in zip(traces, _styles(traces), strict=True)
     ]
     shapes = [
-        {"type": "rect", "xref": "x", "yref": "paper", "x0": a, "x1": b, "y0": 0, "y1": 1, "fillcolor": "#999999", "opacity": 0.2, "line": {"width": 0}}
+        {
+            "type": "rect",
+            "xref": "x",
+            "yref": "paper",
+            "x0": a,
+            "x1": b,
+            "y0": 0,
+            "y1": 1,
+            "fillcolor": "#999999",
+            "opacity": 0.2,
+            "line": {"width": 0},
+        }
         for a, b in (traces[0].nlos if traces else [])
     ]
     title = panel.title + (" (--quick: shortened runs)" if quick else "")
@@ -266,12 +319,19 @@ def plot_divs(panels: list[tuple[Panel, list[Trace]]], quick: bool = False, pref
     for number, (panel, traces) in enumerate(panels, start=1):
         spec_json = json.dumps(_plotly_spec(panel, traces, quick)).replace("</", "<\\/")
         element = f"{prefix}{number}"
-        divs.append(f"<div class='plot' id='{element}'></div><script>(function(){{var s={spec_json};Plotly.newPlot('{element}',s.data,s.layout,{{responsive:true,displaylogo:false}});}})();</script>")
+        divs.append(
+            f"<div class='plot' id='{element}'></div><script>(function(){{var s={spec_json};Plotly.newPlot('{element}',s.data,s.layout,{{responsive:true,displaylogo:false}});}})();</script>"
+        )
     return "".join(divs)
 
 
-def write_figures(panels: list[tuple[Panel, list[Trace]]], directory: Path, formats: tuple[str, ...] = ("png",), quick: bool = False,
-                  progress: Callable[[float], None] | None = None) -> list[Path]:
+def write_figures(
+    panels: list[tuple[Panel, list[Trace]]],
+    directory: Path,
+    formats: tuple[str, ...] = ("png",),
+    quick: bool = False,
+    progress: Callable[[float], None] | None = None,
+) -> list[Path]:
     """Each panel as a figure file per format (png, svg, pdf) in `directory`; none without
     formats. `progress` is called with the fraction drawn after each panel."""
     paths: list[Path] = []
@@ -308,19 +368,33 @@ def _flatten(value: Any, prefix: str = "") -> list[tuple[str, Any]]:
 def _setup_table(base: dict[str, Any]) -> str:
     from ..scenario import validate
 
-    rows = "".join(f"<tr><td style='text-align:left'>{html.escape(k)}</td><td style='text-align:left'>{html.escape(json.dumps(v) if not isinstance(v, str) else v)}</td></tr>"
-                   for k, v in _flatten(validate(base)))
+    rows = "".join(
+        f"<tr><td style='text-align:left'>{html.escape(k)}</td><td style='text-align:left'>{html.escape(json.dumps(v) if not isinstance(v, str) else v)}</td></tr>"
+        for k, v in _flatten(validate(base))
+    )
     return f"<details open><summary>parameters</summary><div class='scroll'><table><tr><th>key</th><th>value</th></tr>{rows}</table></div></details>"
 
 
 def _resolved_scenarios(runs_by_case: dict[str, Any]) -> str:
     from ..scenario import to_toml
 
-    return "".join(f"<details><summary>resolved scenario of {html.escape(case)} (seed {run.scenario.get('seed')})</summary><pre>{html.escape(to_toml(run.scenario))}</pre></details>"
-                   for case, run in runs_by_case.items())
+    return "".join(
+        f"<details><summary>resolved scenario of {html.escape(case)} (seed {run.scenario.get('seed')})</summary><pre>{html.escape(to_toml(run.scenario))}</pre></details>"
+        for case, run in runs_by_case.items()
+    )
 
 
-def _page(meta: dict[str, Any], spec: Any, index: pl.DataFrame, table: pl.DataFrame, verdicts: list[Verdict], panels: list[tuple[Panel, list[Trace]]], directory: Path, report_seconds: float, runs_by_case: dict[str, Any]) -> str:
+def _page(
+    meta: dict[str, Any],
+    spec: Any,
+    index: pl.DataFrame,
+    table: pl.DataFrame,
+    verdicts: list[Verdict],
+    panels: list[tuple[Panel, list[Trace]]],
+    directory: Path,
+    report_seconds: float,
+    runs_by_case: dict[str, Any],
+) -> str:
     study, quick = meta["study"], meta["quick"]
     ok = index.filter(pl.col("status") == "ok").height
     reproduced = sum(v.reproduced for v in verdicts)
@@ -329,10 +403,14 @@ def _page(meta: dict[str, Any], spec: Any, index: pl.DataFrame, table: pl.DataFr
         for v in verdicts
     )
     study_file = (directory / "campaign.toml").read_text(encoding="utf-8")
-    banner = "<p class='quick'>--quick: every run was shortened for a first look; the numbers are not the study's.</p>" if quick else ""
+    banner = (
+        "<p class='quick'>--quick: every run was shortened for a first look; the numbers are not the study's.</p>"
+        if quick
+        else ""
+    )
     body = f"""{banner}
-<p>tcplab {html.escape(_core.version())}; {ok} runs ({len(spec.seeds)} seed{'s' if len(spec.seeds) != 1 else ''} per case: {', '.join(map(str, spec.seeds))});
-sweep wall time {meta.get('wall_seconds', 0):.1f} s on {html.escape(str(meta.get('engine', 'local')))} with {meta.get('jobs')} workers; report built in {report_seconds:.1f} s.</p>
+<p>tcplab {html.escape(_core.version())}; {ok} runs ({len(spec.seeds)} seed{"s" if len(spec.seeds) != 1 else ""} per case: {", ".join(map(str, spec.seeds))});
+sweep wall time {meta.get("wall_seconds", 0):.1f} s on {html.escape(str(meta.get("engine", "local")))} with {meta.get("jobs")} workers; report built in {report_seconds:.1f} s.</p>
 <h2>Findings ({reproduced} of {len(verdicts)} reproduced)</h2><ul>{findings}</ul>
 <h2>Results: mean ± 95 % confidence interval over seeds</h2>{_table_html(table, list(spec.axes))}
 <h2>Time series (seed {min(spec.seeds)}; downsampled for display)</h2>{plot_divs(panels, quick)}

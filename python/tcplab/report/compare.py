@@ -32,6 +32,9 @@ def compare(results: dict[str, Result], output: Path, table_text: str, formats: 
                 traces.append(Trace(f"{name}: {trace.name.strip()}", trace.t_s, trace.values, trace.nlos))
         panels.append((panel, traces))
     write_figures(panels, output / "figures", formats)
-    runs = "".join(f"<li>{html.escape(name)}: {html.escape(result.summary['run'].get('backend', 'sim'))}, {html.escape(result.name)}</li>" for name, result in results.items())
+    runs = "".join(
+        f"<li>{html.escape(name)}: {html.escape(result.summary['run'].get('backend', 'sim'))}, {html.escape(result.name)}</li>"
+        for name, result in results.items()
+    )
     body = f"<ul>{runs}</ul><pre>{html.escape(table_text)}</pre>{plot_divs(panels)}"
     return write_page(output / PAGE, page_html("tcplab: compare " + ", ".join(results), body))

@@ -1,4 +1,4 @@
-"""The qualitative findings of each reference study (docs: studies.md), each checked against a
+"""The qualitative findings of each reference study (docs/validation.md, reference studies), each checked against a
 study's runs by an explicit rule, so a report says which ones these runs reproduce and shows
 the numbers behind the verdict. A rule's thresholds are stated in its text.
 
@@ -69,7 +69,10 @@ def _pct(x: float) -> str:
 
 
 def _siad_close(r: StudyRuns) -> tuple[bool, str]:
-    gaps = {b: abs(r.mean("goodput_mbps", cc="siad", buffer=b) / r.mean("goodput_mbps", cc="bbr", buffer=b) - 1) for b in ("7MB", "20MB", "40MB")}
+    gaps = {
+        b: abs(r.mean("goodput_mbps", cc="siad", buffer=b) / r.mean("goodput_mbps", cc="bbr", buffer=b) - 1)
+        for b in ("7MB", "20MB", "40MB")
+    }
     return max(gaps.values()) <= 0.015, "SIAD vs BBR goodput gap " + ", ".join(f"{b}: {_pct(g)}" for b, g in gaps.items())
 
 
@@ -78,11 +81,16 @@ def _siad_buffers_irrelevant(r: StudyRuns) -> tuple[bool, str]:
     for cc in ("siad", "bbr"):
         values = [r.mean("goodput_mbps", cc=cc, buffer=b) for b in ("7MB", "20MB", "40MB")]
         spreads[cc] = (max(values) - min(values)) / max(values)
-    return max(spreads.values()) <= 0.01, "goodput spread over 7/20/40 MB: " + ", ".join(f"{cc} {_pct(s)}" for cc, s in spreads.items())
+    return max(spreads.values()) <= 0.01, "goodput spread over 7/20/40 MB: " + ", ".join(
+        f"{cc} {_pct(s)}" for cc, s in spreads.items()
+    )
 
 
 def _siad_drop(r: StudyRuns) -> dict[str, float]:
-    return {cc: 1 - r.mean("goodput_mbps", cc=cc, buffer="4MB") / r.mean("goodput_mbps", cc=cc, buffer="7MB") for cc in ("siad", "bbr")}
+    return {
+        cc: 1 - r.mean("goodput_mbps", cc=cc, buffer="4MB") / r.mean("goodput_mbps", cc=cc, buffer="7MB")
+        for cc in ("siad", "bbr")
+    }
 
 
 def _siad_4mb_drops(r: StudyRuns) -> tuple[bool, str]:
@@ -92,12 +100,18 @@ def _siad_4mb_drops(r: StudyRuns) -> tuple[bool, str]:
 
 def _siad_bbr_worse(r: StudyRuns) -> tuple[bool, str]:
     drop = _siad_drop(r)
-    return drop["bbr"] > 2 * max(drop["siad"], 0.0) and drop["bbr"] > 0.02, f"drop at 4 MB: BBR −{_pct(drop['bbr'])}, SIAD −{_pct(drop['siad'])} (rule: BBR's > 2× SIAD's and > 2 %)"
+    return drop["bbr"] > 2 * max(drop["siad"], 0.0) and drop[
+        "bbr"
+    ] > 0.02, f"drop at 4 MB: BBR −{_pct(drop['bbr'])}, SIAD −{_pct(drop['siad'])} (rule: BBR's > 2× SIAD's and > 2 %)"
 
 
 def _siad_rtt_lower(r: StudyRuns) -> tuple[bool, str]:
-    ratios = {cc: r.mean("rtt_mean_ms", cc=cc, buffer="4MB") / r.mean("rtt_mean_ms", cc=cc, buffer="7MB") for cc in ("siad", "bbr")}
-    return all(x <= 0.9 for x in ratios.values()), "mean RTT 4 MB / 7 MB: " + ", ".join(f"{cc} {x:.2f}" for cc, x in ratios.items()) + " (rule: ≤ 0.90)"
+    ratios = {
+        cc: r.mean("rtt_mean_ms", cc=cc, buffer="4MB") / r.mean("rtt_mean_ms", cc=cc, buffer="7MB") for cc in ("siad", "bbr")
+    }
+    return all(x <= 0.9 for x in ratios.values()), "mean RTT 4 MB / 7 MB: " + ", ".join(
+        f"{cc} {x:.2f}" for cc, x in ratios.items()
+    ) + " (rule: ≤ 0.90)"
 
 
 def _siad_refill(r: StudyRuns) -> tuple[bool, str]:
@@ -106,7 +120,10 @@ def _siad_refill(r: StudyRuns) -> tuple[bool, str]:
         return r.window_mean("goodput_mbps", 10.0, 11.0, cc=cc, buffer="4MB") / before
 
     siad, bbr = recovery("siad"), recovery("bbr")
-    return siad >= 0.8 and bbr < 0.6, f"4 MB, goodput in the first second after the blockage over before it: SIAD {siad:.2f}, BBR {bbr:.2f} (rule: SIAD ≥ 0.8, BBR < 0.6)"
+    return (
+        siad >= 0.8 and bbr < 0.6,
+        f"4 MB, goodput in the first second after the blockage over before it: SIAD {siad:.2f}, BBR {bbr:.2f} (rule: SIAD ≥ 0.8, BBR < 0.6)",
+    )
 
 
 # --- wifi-cubic-bbr --------------------------------------------------------------------------
@@ -115,7 +132,11 @@ WIFI_BOTTLENECK_MBPS = 10.0
 
 
 def _wifi_cubic_scales(r: StudyRuns) -> tuple[bool, str]:
-    shares = {f"{a}-{n}": r.mean("goodput_mbps", access=a, flows=f"{n}-cubic") / WIFI_BOTTLENECK_MBPS for a in ("p2p", "wifi4", "wifi6") for n in (1, 4)}
+    shares = {
+        f"{a}-{n}": r.mean("goodput_mbps", access=a, flows=f"{n}-cubic") / WIFI_BOTTLENECK_MBPS
+        for a in ("p2p", "wifi4", "wifi6")
+        for n in (1, 4)
+    }
     return min(shares.values()) >= 0.9, "CUBIC goodput / 10 Mbps: " + ", ".join(f"{k} {_pct(v)}" for k, v in shares.items())
 
 
@@ -131,7 +152,9 @@ def _wifi_gap(r: StudyRuns, n: int) -> float:
 
 def _wifi_below_p2p(r: StudyRuns) -> tuple[bool, str]:
     gaps = {n: _wifi_gap(r, n) for n in (1, 4)}
-    return all(g >= 0.02 for g in gaps.values()), "CUBIC goodput below P2P (worse WiFi): " + ", ".join(f"{n} flow(s) {_pct(g)}" for n, g in gaps.items()) + " (rule: ≥ 2 %)"
+    return all(g >= 0.02 for g in gaps.values()), "CUBIC goodput below P2P (worse WiFi): " + ", ".join(
+        f"{n} flow(s) {_pct(g)}" for n, g in gaps.items()
+    ) + " (rule: ≥ 2 %)"
 
 
 def _wifi_gap_grows(r: StudyRuns) -> tuple[bool, str]:
@@ -144,7 +167,9 @@ def _wifi_drops_rise(r: StudyRuns) -> tuple[bool, str]:
     for a in ("wifi4", "wifi6"):
         one, four = (r.mean("wifi_ap_drop_ratio", access=a, flows=f"{n}-cubic") for n in (1, 4))
         rises[a] = four / one if one > 0 else float("inf") if four > 0 else 1.0
-    return min(rises.values()) >= 2, "AP drop ratio, 4 flows / 1 flow (CUBIC): " + ", ".join(f"{a} ×{x:.1f}" for a, x in rises.items()) + " (rule: ≥ ×2)"
+    return min(rises.values()) >= 2, "AP drop ratio, 4 flows / 1 flow (CUBIC): " + ", ".join(
+        f"{a} ×{x:.1f}" for a, x in rises.items()
+    ) + " (rule: ≥ ×2)"
 
 
 # --- rtt-lens ---------------------------------------------------------------------------------
@@ -188,7 +213,10 @@ def _deep_jain(r: StudyRuns, buffer: str, start: float, end: float) -> float:
 def _deep_unfair_then_fair(r: StudyRuns) -> tuple[bool, str]:
     duration = max(res.flows["t_s"].max() for res in r.runs(buffer="65536pkt"))
     early, late = _deep_jain(r, "65536pkt", 0, duration / 4), _deep_jain(r, "65536pkt", 3 * duration / 4, duration)
-    return early < 0.8 and late >= 0.9, f"65536 packets: Jain's index over the first quarter {early:.2f}, over the last quarter {late:.2f} (rule: < 0.8 then ≥ 0.9)"
+    return (
+        early < 0.8 and late >= 0.9,
+        f"65536 packets: Jain's index over the first quarter {early:.2f}, over the last quarter {late:.2f} (rule: < 0.8 then ≥ 0.9)",
+    )
 
 
 def _deep_cycles(r: StudyRuns) -> tuple[bool, str]:
@@ -201,7 +229,10 @@ def _deep_cycles(r: StudyRuns) -> tuple[bool, str]:
             state = "high"
         elif state == "high" and q <= low:
             state, cycles = "low", cycles + 1
-    return cycles >= 2, f"16384 packets: the queue filled above 80 % and drained below 20 % of its peak {cycles} times (rule: ≥ 2)"
+    return (
+        cycles >= 2,
+        f"16384 packets: the queue filled above 80 % and drained below 20 % of its peak {cycles} times (rule: ≥ 2)",
+    )
 
 
 # --- mmwave-5cc -------------------------------------------------------------------------------
@@ -222,31 +253,43 @@ def _peak(r: StudyRuns, variant: str, cc: str, window_s: float = 1.0) -> float:
 
 def _5cc_loss_based_reach(r: StudyRuns) -> tuple[bool, str]:
     peaks = {cc: _peak(r, "1a", cc) for cc in LOSS_BASED}
-    return min(peaks.values()) >= 900, "1a, best 1-s goodput: " + ", ".join(f"{cc} {p:.0f}" for cc, p in peaks.items()) + " Mb/s (rule: all ≥ 900)"
+    return min(peaks.values()) >= 900, "1a, best 1-s goodput: " + ", ".join(
+        f"{cc} {p:.0f}" for cc, p in peaks.items()
+    ) + " Mb/s (rule: all ≥ 900)"
 
 
 def _5cc_vegas_low(r: StudyRuns) -> tuple[bool, str]:
     vegas = {v: r.mean("goodput_mbps", variant=v, cc="vegas") for v in ("1a", "1b", "1c")}
     reno = {v: r.mean("goodput_mbps", variant=v, cc="newreno") for v in ("1a", "1b", "1c")}
     ok = all(vegas[v] <= 0.5 * reno[v] for v in vegas)
-    return ok, "mean goodput Vegas / NewReno: " + ", ".join(f"{v} {vegas[v]:.0f}/{reno[v]:.0f}" for v in vegas) + " Mb/s (rule: Vegas ≤ half)"
+    return ok, "mean goodput Vegas / NewReno: " + ", ".join(
+        f"{v} {vegas[v]:.0f}/{reno[v]:.0f}" for v in vegas
+    ) + " Mb/s (rule: Vegas ≤ half)"
 
 
 def _5cc_yeah_early(r: StudyRuns) -> tuple[bool, str]:
     yeah = r.window_mean("goodput_mbps", 0.0, 2.5, variant="1a", cc="yeah")
     reno = r.window_mean("goodput_mbps", 0.0, 2.5, variant="1a", cc="newreno")
-    return yeah < 0.9 * reno, f"1a, mean goodput in the first LOS period (0–2.5 s): YeAH {yeah:.0f}, NewReno {reno:.0f} Mb/s (rule: YeAH < 0.9 × NewReno)"
+    return (
+        yeah < 0.9 * reno,
+        f"1a, mean goodput in the first LOS period (0–2.5 s): YeAH {yeah:.0f}, NewReno {reno:.0f} Mb/s (rule: YeAH < 0.9 × NewReno)",
+    )
 
 
 def _5cc_hybla_fastest(r: StudyRuns) -> tuple[bool, str]:
     after = {cc: r.window_mean("goodput_mbps", 7.5, 9.5, variant="1a", cc=cc) for cc in LOSS_BASED}
     best = max(after, key=after.get)
-    return best == "hybla", "1a, mean goodput in the 2 s after the NLOS period: " + ", ".join(f"{cc} {g:.0f}" for cc, g in after.items()) + " Mb/s"
+    return best == "hybla", "1a, mean goodput in the 2 s after the NLOS period: " + ", ".join(
+        f"{cc} {g:.0f}" for cc, g in after.items()
+    ) + " Mb/s"
 
 
 def _5cc_short_blockage_costs(r: StudyRuns) -> tuple[bool, str]:
     after = r.window_mean("goodput_mbps", 1.3, 4.3, variant="1b", cc="newreno")
-    return after < 0.8 * 1000, f"1b, NewReno mean goodput in the 3 s after the 0.4 s blockage: {after:.0f} Mb/s (rule: < 800 of the 1000 offered)"
+    return (
+        after < 0.8 * 1000,
+        f"1b, NewReno mean goodput in the 3 s after the 0.4 s blockage: {after:.0f} Mb/s (rule: < 800 of the 1000 offered)",
+    )
 
 
 FINDINGS: dict[str, list[tuple[str, Check]]] = {

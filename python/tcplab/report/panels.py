@@ -1,10 +1,11 @@
 """What each study's report plots: panels of time series, each one column of one of a run's
 frames (flows, links, radio, rtt) for a few of the study's cases (seed 1), as the study's own
-figures showed them (studies.md). `series()` extracts a panel's traces, downsampled for display
+figures showed them (docs/validation.md, reference studies). `series()` extracts a panel's traces, downsampled for display
 only (metrics always come from the full data)."""
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,28 +39,70 @@ def _cases(**axes: list[str]) -> list[dict[str, str]]:
 
 PANELS: dict[str, list[Panel]] = {
     "siad-mmwave": [
-        Panel("Throughput, RLC buffer 7 MB and 4 MB", "flows", "goodput_mbps", "Mbps", _cases(buffer=["7MB", "4MB"], cc=["siad", "bbr"])),
+        Panel(
+            "Throughput, RLC buffer 7 MB and 4 MB",
+            "flows",
+            "goodput_mbps",
+            "Mbps",
+            _cases(buffer=["7MB", "4MB"], cc=["siad", "bbr"]),
+        ),
         Panel("RTT, RLC buffer 7 MB and 4 MB", "flows", "srtt_ms", "ms", _cases(buffer=["7MB", "4MB"], cc=["siad", "bbr"])),
         Panel("SINR of the UE", "radio", "sinr_db", "dB", _cases(buffer=["7MB"], cc=["siad"])),
     ],
     "wifi-cubic-bbr": [
-        Panel("Congestion window of the tracked sender (1 flow)", "flows", "cwnd_pkts", "packets", _cases(flows=["1-cubic", "1-bbr"], access=["p2p", "wifi4", "wifi6"])),
-        Panel("Goodput of the tracked sender (1 flow)", "flows", "goodput_mbps", "Mbps", _cases(flows=["1-cubic", "1-bbr"], access=["p2p", "wifi4", "wifi6"])),
-        Panel("Goodput per flow, 4 CUBIC flows over WiFi 4", "flows", "goodput_mbps", "Mbps", _cases(flows=["4-cubic"], access=["wifi4"]), per_flow=True),
+        Panel(
+            "Congestion window of the tracked sender (1 flow)",
+            "flows",
+            "cwnd_pkts",
+            "packets",
+            _cases(flows=["1-cubic", "1-bbr"], access=["p2p", "wifi4", "wifi6"]),
+        ),
+        Panel(
+            "Goodput of the tracked sender (1 flow)",
+            "flows",
+            "goodput_mbps",
+            "Mbps",
+            _cases(flows=["1-cubic", "1-bbr"], access=["p2p", "wifi4", "wifi6"]),
+        ),
+        Panel(
+            "Goodput per flow, 4 CUBIC flows over WiFi 4",
+            "flows",
+            "goodput_mbps",
+            "Mbps",
+            _cases(flows=["4-cubic"], access=["wifi4"]),
+            per_flow=True,
+        ),
     ],
     "deep-buffer": [
         Panel("Throughput per flow, 16 384 packets", "flows", "goodput_mbps", "Mbps", _cases(buffer=["16384pkt"]), per_flow=True),
         Panel("Throughput per flow, 65 536 packets", "flows", "goodput_mbps", "Mbps", _cases(buffer=["65536pkt"]), per_flow=True),
-        Panel("Bottleneck queue", "links", "backlog_pkts", "packets", _cases(buffer=["16384pkt", "65536pkt"]), where={"link": "left->right"}),
+        Panel(
+            "Bottleneck queue",
+            "links",
+            "backlog_pkts",
+            "packets",
+            _cases(buffer=["16384pkt", "65536pkt"]),
+            where={"link": "left->right"},
+        ),
     ],
     "rtt-lens": [
         Panel("RTT per ACK", "rtt", "rtt_ms", "ms", _cases(cc=["cubic", "bbr"])),
         Panel("Throughput", "flows", "goodput_mbps", "Mbps", _cases(cc=["cubic", "bbr"])),
     ],
     "mmwave-5cc": [
-        Panel(f"{what}, variant {variant}", frame, column, unit, _cases(variant=[variant], cc=["newreno", "yeah", "hybla", "westwood", "vegas"]))
+        Panel(
+            f"{what}, variant {variant}",
+            frame,
+            column,
+            unit,
+            _cases(variant=[variant], cc=["newreno", "yeah", "hybla", "westwood", "vegas"]),
+        )
         for variant in ("1a", "1b", "1c")
-        for what, frame, column, unit in (("Uplink throughput", "flows", "goodput_mbps", "Mbps"), ("Congestion window", "flows", "cwnd_pkts", "packets"), ("RTT", "flows", "srtt_ms", "ms"))
+        for what, frame, column, unit in (
+            ("Uplink throughput", "flows", "goodput_mbps", "Mbps"),
+            ("Congestion window", "flows", "cwnd_pkts", "packets"),
+            ("RTT", "flows", "srtt_ms", "ms"),
+        )
     ]
     + [Panel("SINR", "radio", "sinr_db", "dB", _cases(variant=["1a", "1b", "1c"], cc=["newreno"]))],
 }
@@ -90,8 +133,8 @@ def _downsample(t: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return t, v
     edges = np.linspace(0, len(t), MAX_POINTS_PER_TRACE + 1).astype(int)
     return (
-        np.array([t[a:b].mean() for a, b in zip(edges[:-1], edges[1:], strict=True)]),
-        np.array([np.nanmean(v[a:b]) if np.isfinite(v[a:b]).any() else np.nan for a, b in zip(edges[:-1], edges[1:], strict=True)]),
+        np.array([t[a:b].mean() for a, b in itertools.pairwise(edges)]),
+        np.array([np.nanmean(v[a:b]) if np.isfinite(v[a:b]).any() else np.nan for a, b in itertools.pairwise(edges)]),
     )
 
 

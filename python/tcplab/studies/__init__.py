@@ -72,9 +72,7 @@ def cases_of(document: Mapping[str, Any], origin: str) -> dict[str, dict[str, An
             raise StudyFormatError(f"{origin}: study.axes.{axis} must be a table of values")
         for value, overrides in values.items():
             if not isinstance(overrides, Mapping):
-                raise StudyFormatError(
-                    f"{origin}: study.axes.{axis}.{value} must be a table of dotted-key overrides"
-                )
+                raise StudyFormatError(f"{origin}: study.axes.{axis}.{value} must be a table of dotted-key overrides")
         values_per_axis.append(list(values.items()))
     if not values_per_axis:
         return {}

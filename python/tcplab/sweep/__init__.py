@@ -25,7 +25,7 @@ from .campaign import CampaignSpec, Run, expand, load_campaign
 from .engines import ENGINES, Outcome, run_dask, run_local
 from .store import Store, aggregate
 
-__all__ = ["Campaign", "Progress", "ENGINES"]
+__all__ = ["ENGINES", "Campaign", "Progress"]
 
 
 @dataclass
@@ -101,7 +101,11 @@ class Campaign:
         if self.source.resolve() != (self.directory / "campaign.toml").resolve():
             shutil.copyfile(self.source, self.directory / "campaign.toml")
         todo = self.missing()
-        state = Progress(total=len({r.run_id for r in self.runs}), skipped=len({r.run_id for r in self.runs}) - len(todo), started=time.monotonic())
+        state = Progress(
+            total=len({r.run_id for r in self.runs}),
+            skipped=len({r.run_id for r in self.runs}) - len(todo),
+            started=time.monotonic(),
+        )
 
         def done(outcome: Outcome) -> None:
             run_id, error = outcome

@@ -155,11 +155,11 @@ def _seeds(value: Any) -> list[int]:
 def _labels(table: Any, axes: Mapping[str, Any]) -> dict[str, str]:
     """Label columns: each a name of its own and a text template of `{axis}` fields."""
     if not isinstance(table, Mapping):
-        raise _fail("labels", f"{table!r}; allowed: a table of names and text templates, e.g. case = \"{{flows.0.cc}}\"")
+        raise _fail("labels", f'{table!r}; allowed: a table of names and text templates, e.g. case = "{{flows.0.cc}}"')
     for label, template in table.items():
         where = f"labels.{label}"
         if not isinstance(template, str):
-            raise _fail(where, f"{template!r}; allowed: a text template, e.g. \"{{flows.0.cc}}-{{duration}}\"")
+            raise _fail(where, f'{template!r}; allowed: a text template, e.g. "{{flows.0.cc}}-{{duration}}"')
         if label in axes:
             raise _fail(where, "an axis has this name; allowed: a name no axis has")
         if is_reserved_column(label):
@@ -203,7 +203,9 @@ def study_campaign(study_path: Path, quick: bool = False) -> CampaignSpec:
     base = load(study_path)
     if quick:
         base = apply_overrides(base, study.get("quick", {}))
-    return load_campaign({"name": base.get("name") or study_path.stem, "base": base, "seeds": study.get("seeds", 1), "axes": study.get("axes", {})})
+    return load_campaign(
+        {"name": base.get("name") or study_path.stem, "base": base, "seeds": study.get("seeds", 1), "axes": study.get("axes", {})}
+    )
 
 
 def _axis_keys(campaign: CampaignSpec, axis: str) -> set[str]:
@@ -244,10 +246,12 @@ def expand(campaign: CampaignSpec) -> list[Run]:
             path = str(error).split(": ", 1)[0]
             named = [k for k in params for o in _axis_keys(campaign, k) if path == o or path.startswith(f"{o}.")]
             culprit = max(named, key=len, default=None)
-            where = f"axes.{culprit} = {params[culprit]!r}" if culprit is not None else f"campaign run {params}" if params else "base"
+            where = (
+                f"axes.{culprit} = {params[culprit]!r}" if culprit is not None else f"campaign run {params}" if params else "base"
+            )
             raise ScenarioError(f"{where}: {error}") from None
         labels = {
-            name: _LABEL_FIELD.sub(lambda m: str(params[m.group(1)]), template)
+            name: _LABEL_FIELD.sub(lambda m, params=params: str(params[m.group(1)]), template)
             for name, template in campaign.labels.items()
         }
         for seed in campaign.seeds:

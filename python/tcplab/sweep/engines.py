@@ -55,7 +55,7 @@ def execute(run_id: str, scenario: dict[str, Any], directory: str) -> Outcome:
         if not (target / "summary.json").is_file():  # another worker may have finished it
             result.save(target, plots=False, overwrite=True)
         return run_id, None
-    except Exception as error:  # noqa: BLE001 - every failure is recorded, none stops the campaign
+    except Exception as error:
         return run_id, f"{type(error).__name__}: {' '.join(str(error).splitlines())}"
 
 

@@ -40,14 +40,53 @@ INDEX_COLUMNS = ("run_id", "seed", "status", "error")
 TABLE_COLUMNS = ("runs",)
 AGGREGATES = ("mean", "ci95")
 METRICS = (
-    "goodput_mbps", "rtt_mean_ms", "rtt_p95_ms", "retransmits", "fairness_jain", "bottleneck_utilization",
-    "bottleneck_drops", "goodput_pct_of_bottleneck", "wifi_ap_drop_ratio", "wifi_collisions", "wifi_airtime_busy",
+    "goodput_mbps",
+    "rtt_mean_ms",
+    "rtt_p95_ms",
+    "retransmits",
+    "fairness_jain",
+    "bottleneck_utilization",
+    "bottleneck_drops",
+    "goodput_pct_of_bottleneck",
+    "wifi_ap_drop_ratio",
+    "wifi_collisions",
+    "wifi_airtime_busy",
 )
 FLOW_METRICS = ("goodput_mbps", "rtt_mean_ms")  # per flow, as flow<id>_<metric>
 _METRIC = re.compile(rf"(?:{'|'.join(METRICS)}|flow\d+_(?:{'|'.join(FLOW_METRICS)}))(?:_(?:{'|'.join(AGGREGATES)}))?")
 # Student's t, two-sided 95 %, by degrees of freedom 1..30; beyond, the normal 1.96.
-_T95 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
-        2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042]
+_T95 = [
+    12.706,
+    4.303,
+    3.182,
+    2.776,
+    2.571,
+    2.447,
+    2.365,
+    2.306,
+    2.262,
+    2.228,
+    2.201,
+    2.179,
+    2.160,
+    2.145,
+    2.131,
+    2.120,
+    2.110,
+    2.101,
+    2.093,
+    2.086,
+    2.080,
+    2.074,
+    2.069,
+    2.064,
+    2.060,
+    2.056,
+    2.052,
+    2.048,
+    2.045,
+    2.042,
+]
 
 
 def is_reserved_column(name: str) -> bool:

@@ -1,5 +1,5 @@
-//! BBR v1 long-term ("policer") bandwidth estimate, Linux `bbr_lt_bw_sampling` (algorithms.md
-//! §4.5). Token-bucket policers let bursts through and then drop everything above their
+//! BBR v1 long-term ("policer") bandwidth estimate, Linux `bbr_lt_bw_sampling`.
+//! Token-bucket policers let bursts through and then drop everything above their
 //! rate; BBR v1 detects them as two consecutive sampling intervals (4–16 rounds, from a loss
 //! to a loss) with ≥ 20 % loss and a consistent delivery rate, and then paces at their
 //! average for 48 rounds. Linux-only: ns-3 TcpBbr and the BBR drafts have no such model.

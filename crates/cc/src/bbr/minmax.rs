@@ -1,5 +1,5 @@
 //! Windowed running maximum as Linux lib/win_minmax.c (Kathleen Nichols' algorithm), used by
-//! BBR v1 for its bandwidth filter (algorithms.md §4.3 step 1): the best, second-best and
+//! BBR v1 for its bandwidth filter (Linux bbr_update_bw()): the best, second-best and
 //! third-best samples of the window are kept so the maximum can expire in O(1) per update.
 //! Only the max half is needed here. ns-3 TcpBbr uses the same algorithm (`WindowedFilter`).
 //! Values are u64 where Linux has u32 (BBR bandwidths never wrap here).

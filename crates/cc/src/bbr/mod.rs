@@ -1,4 +1,4 @@
-//! BBR v1 as Linux tcp_bbr.c (algorithms.md §4; draft-cardwell-iccrg-bbr-congestion-control-00
+//! BBR v1 as Linux tcp_bbr.c (draft-cardwell-iccrg-bbr-congestion-control-00
 //! describes the same core). A path model — windowed-max delivery rate over 10 rounds,
 //! windowed-min RTT over 10 s — sets the pacing rate and cwnd through the STARTUP → DRAIN →
 //! PROBE_BW ⇄ PROBE_RTT state machine, with Linux's long-term (policer) bandwidth estimate
@@ -8,12 +8,12 @@
 //! EDT, saved cwnd, the ACK-aggregation model), called here with v1's parameters.
 //!
 //! Linux units and integer arithmetic: bandwidth in packets/µs << 24, gains in 1/256,
-//! timestamps in jiffies (HZ = 1000) or µs as Linux keeps them. TSO-less (§1.1): the send
+//! timestamps in jiffies (HZ = 1000) or µs as Linux keeps them. TSO-less (docs/models.md): the send
 //! quantum is one packet, so the quantisation budget adds 3 packets (Linux adds three TSO
 //! bursts). Differences from Linux: bandwidth and extra_acked are u64/u32 where Linux has
 //! u32/u16 (no wrap at absurd values); no `SO_MAX_PACING_RATE` cap (not modelled).
 //!
-//! ns-3 TcpBbr (§4.6) follows the same design with float gains, byte-based cwnd, no
+//! ns-3 TcpBbr follows the same design with float gains, byte-based cwnd, no
 //! long-term model and no earliest-departure-time term. Linux is followed.
 
 pub(crate) mod common;
@@ -40,12 +40,11 @@ pub(crate) const BW_UNIT: u64 = 1 << BW_SCALE;
 /// Gains are kept in 1/2^BBR_SCALE (Linux `BBR_SCALE`, `BBR_UNIT`).
 pub(crate) const BBR_SCALE: u32 = 8;
 pub(crate) const BBR_UNIT: u32 = 1 << BBR_SCALE;
-/// Jiffies per second (algorithms.md §0).
+/// Jiffies per second (CONFIG_HZ_1000).
 pub(crate) const HZ: u64 = 1000;
 /// PROBE_BW pacing-gain cycle: probe at 5/4, drain at 3/4, cruise at 1 for six phases
 /// (Linux `bbr_pacing_gain`).
-const PACING_GAIN: [u32; 8] =
-    [BBR_UNIT * 5 / 4, BBR_UNIT * 3 / 4, BBR_UNIT, BBR_UNIT, BBR_UNIT, BBR_UNIT, BBR_UNIT, BBR_UNIT];
+const PACING_GAIN: [u32; 8] = [BBR_UNIT * 5 / 4, BBR_UNIT * 3 / 4, BBR_UNIT, BBR_UNIT, BBR_UNIT, BBR_UNIT, BBR_UNIT, BBR_UNIT];
 const CYCLE_LEN: usize = PACING_GAIN.len();
 /// PROBE_BW starts in one of this many phases, never the 3/4 one (Linux `bbr_cycle_rand`).
 const CYCLE_RAND: u32 = 7;
@@ -59,12 +58,12 @@ pub(crate) const FULL_BW_CNT: u32 = 3;
 const PACING_MARGIN_PERCENT: u64 = 1;
 /// Linux `TCP_INIT_CWND`: the BDP before any RTT sample, and the slow-start floor.
 const TCP_INIT_CWND: u32 = 10;
-/// Packets per transmission burst: 1 TSO-less (§1.1; Linux `bbr_tso_segs_goal`).
+/// Packets per transmission burst: 1 TSO-less (docs/models.md; Linux `bbr_tso_segs_goal`).
 pub(crate) const SEND_QUANTUM: u32 = 1;
 /// Each extra_acked bucket covers this many rounds (Linux `bbr_extra_acked_win_rtts`).
 pub(crate) const EXTRA_ACKED_WIN_RTTS: u32 = 5;
 
-/// Parameters of BBR v1 (Linux tcp_bbr.c constants, algorithms.md §4.1).
+/// Parameters of BBR v1 (Linux tcp_bbr.c constants).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct BbrConfig {

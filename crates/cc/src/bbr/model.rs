@@ -1,13 +1,13 @@
-//! BBR v1 per-ACK model update, Linux `bbr_update_model` (algorithms.md §4.3 steps 1–7):
+//! BBR v1 per-ACK model update, Linux `bbr_update_model`:
 //! rounds and the bandwidth filter, ACK aggregation, the PROBE_BW gain cycle, full-pipe
 //! detection, DRAIN, min-RTT and PROBE_RTT, and the gains of each mode. Same structure in
-//! ns-3 TcpBbr, which lacks the EDT term and the long-term model (§4.6).
+//! ns-3 TcpBbr, which lacks the EDT term and the long-term model.
 
-use super::{
-    Bbr, Mode, BBR_SCALE, BBR_UNIT, BW_UNIT, CWND_MIN_TARGET, CYCLE_LEN, CYCLE_RAND, EXTRA_ACKED_WIN_RTTS, FULL_BW_CNT,
-    FULL_BW_THRESH, PACING_GAIN,
-};
 use super::common;
+use super::{
+    Bbr, Mode, BBR_SCALE, BBR_UNIT, BW_UNIT, CWND_MIN_TARGET, CYCLE_LEN, CYCLE_RAND, EXTRA_ACKED_WIN_RTTS, FULL_BW_CNT, FULL_BW_THRESH,
+    PACING_GAIN,
+};
 use crate::{CcCx, RateSample};
 
 impl Bbr {
@@ -121,9 +121,7 @@ impl Bbr {
             self.mode = Mode::Drain;
             cx.ssthresh = self.inflight(self.max_bw(), BBR_UNIT);
         }
-        if self.mode == Mode::Drain
-            && self.packets_in_net_at_edt(cx, cx.in_flight) <= u64::from(self.inflight(self.max_bw(), BBR_UNIT))
-        {
+        if self.mode == Mode::Drain && self.packets_in_net_at_edt(cx, cx.in_flight) <= u64::from(self.inflight(self.max_bw(), BBR_UNIT)) {
             self.reset_probe_bw_mode(cx);
         }
     }

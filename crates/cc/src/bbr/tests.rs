@@ -1,5 +1,5 @@
-//! Tests of BBR v1 (Linux tcp_bbr.c) against algorithms.md §18 (BBR v1 properties 1–3) and
-//! §4, driving the hooks directly or through the testkit's fixed-rate path. The expected
+//! Tests of BBR v1 (Linux tcp_bbr.c) against docs/validation.md (BBR v1 properties 1–3) and Linux
+//! tcp_bbr.c, driving the hooks directly or through the testkit's fixed-rate path. The expected
 //! numbers are Linux's integer ones; ns-3's float gains would shift them by a packet or so.
 
 use super::test_helpers::{at_ms, step_into_probe_rtt, step_until, MS};
@@ -24,7 +24,7 @@ fn path(seed: u64) -> Path<Bbr> {
     Path::new(Box::new(bbr(seed)), MS, SimDuration::from_millis(40), None)
 }
 
-// algorithms.md §18 BBR v1 1
+// docs/validation.md BBR v1 1
 #[test]
 fn initial_pacing_rate_is_high_gain_times_initial_window_over_srtt() {
     let mut cx = CcCx::new(1500);
@@ -50,7 +50,7 @@ fn initial_pacing_rate_is_high_gain_times_initial_window_over_srtt() {
     assert_eq!(cx.pacing_rate, 428_493);
 }
 
-// algorithms.md §18 BBR v1 2 (STARTUP and DRAIN)
+// docs/validation.md BBR v1 2 (STARTUP and DRAIN)
 #[test]
 fn startup_ends_after_3_rounds_without_25_percent_growth_and_drain_empties_the_queue() {
     let mut p = path(1);
@@ -92,7 +92,7 @@ fn startup_ends_after_3_rounds_without_25_percent_growth_and_drain_empties_the_q
     assert_ne!(p.sender.cc.cycle_idx, 1, "PROBE_BW must not start in the 3/4 phase");
 }
 
-// algorithms.md §18 BBR v1 2 (randomised start phase)
+// docs/validation.md BBR v1 2 (randomised start phase)
 #[test]
 fn probe_bw_starts_in_any_phase_but_the_draining_one() {
     let mut b = bbr(7);
@@ -109,7 +109,7 @@ fn probe_bw_starts_in_any_phase_but_the_draining_one() {
     }
 }
 
-// algorithms.md §18 BBR v1 2 (gain cycle) and 3 (steady-state cwnd)
+// docs/validation.md BBR v1 2 (gain cycle) and 3 (steady-state cwnd)
 #[test]
 fn probe_bw_cycles_phases_of_at_least_min_rtt_and_holds_cwnd_at_its_target() {
     let mut p = path(2);
@@ -147,7 +147,7 @@ fn probe_bw_cycles_phases_of_at_least_min_rtt_and_holds_cwnd_at_its_target() {
     assert!(matches!(p.sender.cx.cwnd, 88 | 90), "{}", p.sender.cx.cwnd);
 }
 
-// algorithms.md §18 BBR v1 3
+// docs/validation.md BBR v1 3
 #[test]
 fn probe_rtt_after_10_s_without_a_lower_rtt_holds_cwnd_4_then_restores_it() {
     let mut p = path(3);

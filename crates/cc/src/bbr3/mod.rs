@@ -1,18 +1,18 @@
-//! BBRv3 as the google/bbr `v3` branch's net/ipv4/tcp_bbr.c (BBR_VERSION 3; algorithms.md §5),
-//! with draft-ietf-ccwg-bbr (editor's copy) as `profile = "draft"` (§5.5). The path model of
-//! BBR v1 (max bandwidth, min RTT) gains loss- and ECN-driven bounds: `bw_hi`/`inflight_hi`
-//! (long-term, set by PROBE_UP's loss rate crossing 2 %) and `bw_lo`/`inflight_lo`
-//! (short-term, cut by β = 0.7 per lossy round outside probing). PROBE_BW cycles DOWN →
-//! CRUISE → REFILL → UP (`probe_bw.rs`) once every 2–3 s or 63 rounds; PROBE_RTT comes every
-//! 5 s at half the BDP. This file holds the parameters, the hooks and the control outputs;
-//! `model.rs` the per-ACK model update.
+//! BBRv3 as the google/bbr `v3` branch's net/ipv4/tcp_bbr.c (BBR_VERSION 3), with
+//! draft-ietf-ccwg-bbr (editor's copy) as `profile = "draft"` (docs/models.md, BBRv3). The path
+//! model of BBR v1 (max bandwidth, min RTT) gains loss- and ECN-driven bounds:
+//! `bw_hi`/`inflight_hi` (long-term, set by PROBE_UP's loss rate crossing 2 %) and
+//! `bw_lo`/`inflight_lo` (short-term, cut by β = 0.7 per lossy round outside probing). PROBE_BW
+//! cycles DOWN → CRUISE → REFILL → UP (`probe_bw.rs`) once every 2–3 s or 63 rounds; PROBE_RTT
+//! comes every 5 s at half the BDP. This file holds the parameters, the hooks and the control
+//! outputs; `model.rs` the per-ACK model update.
 //!
-//! Linux units and integer arithmetic as in BBR v1 (`crate::bbr`, whose scale constants,
-//! gain conversion and pacing-rate helper are reused, as are the pieces both versions compute
-//! alike in `crate::bbr::common`: pacing rate, BDP, quantisation budget, in-flight at EDT,
-//! saved cwnd, the ACK-aggregation model): bw in packets/µs << 24, gains in 1/256, PROBE_RTT
-//! and min-RTT stamps in jiffies, phase clocks in µs. TSO-less (§1.1): the send quantum is
-//! 1 packet, so the quantisation budget is max(x, 3, 4) (+2 in PROBE_UP).
+//! Linux units and integer arithmetic as in BBR v1 (`crate::bbr`, whose scale constants, gain
+//! conversion and pacing-rate helper are reused, as are the pieces both versions compute alike in
+//! `crate::bbr::common`: pacing rate, BDP, quantisation budget, in-flight at EDT, saved cwnd, the
+//! ACK-aggregation model): bw in packets/µs << 24, gains in 1/256, PROBE_RTT and min-RTT stamps in
+//! jiffies, phase clocks in µs. TSO-less (docs/models.md): the send quantum is 1 packet, so the
+//! quantisation budget is max(x, 3, 4) (+2 in PROBE_UP).
 //!
 //! Deviations from the Linux code, all forced by the simulator's interface:
 //! * There is no `skb_marked_lost` hook: `cong_control` runs its work once per ACK with
@@ -24,16 +24,16 @@
 //!   (`ecn_low`); here that is the `ecn` parameter (off by default), which also asks the
 //!   sender for accurate per-packet CE feedback. The receiver-side CE state machine
 //!   (ECN_IS_CE/NO_CE events) belongs to the simulated receiver. PLB is not modelled.
-//! * Linux's app-limited fast path is a CPU optimisation and is not taken (§5.3 step 4).
+//! * Linux's app-limited fast path is a CPU optimisation and is not taken.
 //! * Values Linux keeps in u32/u16 (bw, extra_acked) are u64/u32 here (no wrap).
 //!
-//! `profile = "draft"` follows draft-ietf-ccwg-bbr where it differs from the code (§5.5):
+//! `profile = "draft"` follows draft-ietf-ccwg-bbr where it differs from the code:
 //! DRAIN gain 0.5, PROBE_DOWN gain 0.90, DRAIN also ends after 3 rounds, extra_acked window
 //! 10 rounds, the full-pipe test only at round starts, and undo returns to STARTUP or
 //! PROBE_UP if the spurious loss had ended them (the draft re-enters STARTUP; here that also
 //! clears `full_bw_reached`, or DRAIN would follow on the next ACK). The draft's send quantum
 //! (pacing_rate·1 ms, 2–64 KB) is not used: the simulator is TSO-less in both profiles.
-//! ns-3-dev has no BBRv3 (§5.5).
+//! ns-3-dev has no BBRv3.
 
 mod model;
 mod probe_bw;
@@ -54,11 +54,11 @@ const INF: u32 = u32::MAX;
 const BW_INF: u64 = u64::MAX;
 /// DRAIN pacing gain of the code, ⌊256·1000/2885⌋ = 88 (Linux `bbr_drain_gain`) ...
 const CODE_DRAIN_GAIN: f64 = 88.0 / 256.0;
-/// ... and of the draft (BBRDrainPacingGain, algorithms.md §5.1).
+/// ... and of the draft (BBRDrainPacingGain).
 const DRAFT_DRAIN_GAIN: f64 = 0.5;
 /// PROBE_DOWN pacing gain of the code, ⌊256·91/100⌋ = 232 (Linux `bbr_pacing_gain[DOWN]`) ...
 const CODE_DOWN_GAIN: f64 = 232.0 / 256.0;
-/// ... and of the draft (BBRProbeBW_DOWN pacing gain 0.90, §5.1).
+/// ... and of the draft (BBRProbeBW_DOWN pacing gain 0.90).
 const DRAFT_DOWN_GAIN: f64 = 0.9;
 /// PROBE_UP's cwnd gain is cwnd_gain + 1/4 (Linux `bbr_bw_probe_cwnd_gain` = 1 quarter).
 const BW_PROBE_CWND_GAIN: u32 = BBR_UNIT / 4;
@@ -85,12 +85,12 @@ const FULL_ECN_CNT: u32 = 2;
 /// After an ECN-only cycle, the first PROBE_UP round adds this fraction of inflight_hi
 /// (Linux `bbr_ecn_reprobe_gain`).
 const ECN_REPROBE_GAIN: u32 = BBR_UNIT / 2;
-/// The draft's DRAIN ends after this many rounds at the latest (algorithms.md §5.3 e).
+/// The draft's DRAIN ends after this many rounds at the latest (draft-ietf-ccwg-bbr, DRAIN).
 const DRAFT_DRAIN_MAX_ROUNDS: u64 = 3;
 /// The draft's extra_acked window, rounds (code: `crate::bbr::EXTRA_ACKED_WIN_RTTS` = 5).
 const DRAFT_EXTRA_ACKED_WIN_RTTS: u32 = 10;
 
-/// Which BBRv3 description to follow where they differ (algorithms.md §5.5).
+/// Which BBRv3 description to follow where they differ (docs/models.md, BBRv3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Bbr3Profile {
@@ -100,7 +100,7 @@ pub enum Bbr3Profile {
     Draft,
 }
 
-/// Parameters of BBRv3 (google/bbr v3 constants, algorithms.md §5.1). Gains are rounded to a
+/// Parameters of BBRv3 (google/bbr v3 tcp_bbr.c constants). Gains are rounded to a
 /// multiple of 1/256; the fractions `loss_thresh`, `beta` (as its reduction 1 − beta) and
 /// `headroom` are truncated to 1/256 as Linux writes them (`BBR_UNIT * 2 / 100` = 5).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -695,7 +695,7 @@ impl CongestionControl for Bbr3 {
         true
     }
 
-    /// Linux `bbr_main` (algorithms.md §5.3), preceded by the `skb_marked_lost` work.
+    /// Linux `bbr_main` (google/bbr v3), preceded by the `skb_marked_lost` work.
     fn cong_control(&mut self, cx: &mut CcCx, rs: &RateSample) {
         if rs.losses > 0 {
             self.on_packets_lost(cx, rs);

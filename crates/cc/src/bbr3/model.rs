@@ -1,12 +1,12 @@
-//! BBRv3 per-ACK model update, google/bbr v3 `bbr_main` / `bbr_update_model` (algorithms.md
-//! §5.3 steps 1–5 except the PROBE_BW cycle, which is in `probe_bw.rs`): rounds, ECN alpha,
-//! the latest-delivery and congestion signals with the loss/ECN lower bounds, ACK
-//! aggregation, the STARTUP exits (loss, ECN, bw plateau), DRAIN, min RTT and PROBE_RTT,
-//! and the gains of each mode. Draft differences (§5.5) are marked where they apply.
+//! BBRv3 per-ACK model update, google/bbr v3 `bbr_main` / `bbr_update_model` (all but the PROBE_BW
+//! cycle, which is in `probe_bw.rs`): rounds, ECN alpha, the latest-delivery and congestion signals
+//! with the loss/ECN lower bounds, ACK aggregation, the STARTUP exits (loss, ECN, bw plateau),
+//! DRAIN, min RTT and PROBE_RTT, and the gains of each mode. Draft differences (docs/models.md,
+//! BBRv3) are marked where they apply.
 
 use super::{
-    AckPhase, Bbr3, Mode, Phase, BW_INF, BW_PROBE_CWND_GAIN, DRAFT_DRAIN_MAX_ROUNDS, ECN_ALPHA_GAIN, ECN_FACTOR,
-    ECN_MAX_RTT_US, ECN_THRESH, FULL_ECN_CNT, INF, LOSS_EVENTS_MAX,
+    AckPhase, Bbr3, Mode, Phase, BW_INF, BW_PROBE_CWND_GAIN, DRAFT_DRAIN_MAX_ROUNDS, ECN_ALPHA_GAIN, ECN_FACTOR, ECN_MAX_RTT_US,
+    ECN_THRESH, FULL_ECN_CNT, INF, LOSS_EVENTS_MAX,
 };
 use crate::bbr::common;
 use crate::bbr::{BBR_SCALE, BBR_UNIT, BW_UNIT, FULL_BW_CNT, FULL_BW_THRESH};
@@ -237,8 +237,7 @@ impl Bbr3 {
             self.drain_start_round = self.round_count;
         }
         if self.mode == Mode::Drain {
-            let drained =
-                self.packets_in_net_at_edt(cx, cx.in_flight) <= u64::from(self.inflight(self.max_bw(), BBR_UNIT));
+            let drained = self.packets_in_net_at_edt(cx, cx.in_flight) <= u64::from(self.inflight(self.max_bw(), BBR_UNIT));
             let timed_out = self.p.draft && self.round_count > self.drain_start_round + DRAFT_DRAIN_MAX_ROUNDS;
             if drained || timed_out {
                 self.start_down(cx);
@@ -276,8 +275,7 @@ impl Bbr3 {
     fn update_min_rtt(&mut self, cx: &mut CcCx, rs: &RateSample) {
         let now = cx.now.as_jiffies();
         let probe_rtt_expired = now > self.probe_rtt_min_stamp + self.p.probe_rtt_win_ms;
-        if rs.rtt_us >= 0 && (rs.rtt_us < i64::from(self.probe_rtt_min_us) || (probe_rtt_expired && !rs.is_ack_delayed))
-        {
+        if rs.rtt_us >= 0 && (rs.rtt_us < i64::from(self.probe_rtt_min_us) || (probe_rtt_expired && !rs.is_ack_delayed)) {
             self.probe_rtt_min_us = rs.rtt_us.min(i64::from(u32::MAX)) as u32;
             self.probe_rtt_min_stamp = now;
         }

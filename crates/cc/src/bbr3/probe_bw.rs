@@ -1,14 +1,12 @@
 //! BBRv3 PROBE_BW, google/bbr v3 `bbr_update_cycle_phase` and `bbr_adapt_upper_bounds`
-//! (algorithms.md §5.3 step 5f, §5.4 `skb_marked_lost`): DOWN drains to the BDP less
+//! (google/bbr v3 `bbr_update_cycle_phase`, `bbr_skb_marked_lost`): DOWN drains to the BDP less
 //! headroom, CRUISE holds it until a probe is due (2–3 s, or at most 63 rounds for Reno
 //! coexistence), REFILL sends at bw for a round, UP paces at 1.25 and raises inflight_hi by
 //! 1, 2, 4, … packets per round until a bw plateau or a loss rate above 2 %, which sets
 //! inflight_hi to the in-flight level where the loss rate crossed the threshold. The draft
 //! has the same machine (draft-ietf-ccwg-bbr "ProbeBW").
 
-use super::{
-    AckPhase, Bbr3, Mode, Phase, BW_PROBE_RAND_ROUNDS, BW_PROBE_UP_ROUNDS_MAX, ECN_REPROBE_GAIN, ECN_THRESH, INF,
-};
+use super::{AckPhase, Bbr3, Mode, Phase, BW_PROBE_RAND_ROUNDS, BW_PROBE_UP_ROUNDS_MAX, ECN_REPROBE_GAIN, ECN_THRESH, INF};
 use crate::bbr::{BBR_SCALE, BBR_UNIT};
 use crate::{CaState, CcCx, RateSample};
 
@@ -136,12 +134,7 @@ impl Bbr3 {
         if !self.bw_probe_samples {
             return;
         }
-        let lost = RateSample {
-            tx_in_flight: rs.tx_in_flight,
-            lost: rs.lost,
-            is_app_limited: rs.is_app_limited,
-            ..RateSample::invalid()
-        };
+        let lost = RateSample { tx_in_flight: rs.tx_in_flight, lost: rs.lost, is_app_limited: rs.is_app_limited, ..RateSample::invalid() };
         if self.is_inflight_too_high(&lost) {
             let tx_in_flight = self.inflight_hi_from_lost_packet(&lost);
             self.handle_inflight_too_high(cx, &RateSample { tx_in_flight, ..lost });
@@ -157,11 +150,8 @@ impl Bbr3 {
         };
         let loss_thresh = u64::from(self.p.loss_thresh);
         let loss_budget = (u64::from(inflight_prev) * loss_thresh + u64::from(BBR_UNIT) - 1) >> BBR_SCALE;
-        let lost_prefix = if lost_prev >= loss_budget {
-            0
-        } else {
-            ((loss_budget - lost_prev) << BBR_SCALE) / (u64::from(BBR_UNIT) - loss_thresh)
-        };
+        let lost_prefix =
+            if lost_prev >= loss_budget { 0 } else { ((loss_budget - lost_prev) << BBR_SCALE) / (u64::from(BBR_UNIT) - loss_thresh) };
         (u64::from(inflight_prev) + lost_prefix).min(u64::from(INF)) as u32
     }
 
@@ -211,8 +201,7 @@ impl Bbr3 {
 
     /// Linux `bbr_check_time_to_cruise`: in-flight is below inflight_hi's headroom and the BDP.
     fn is_time_to_cruise(&self, inflight: u64) -> bool {
-        inflight <= u64::from(self.inflight_with_headroom())
-            && inflight <= u64::from(self.inflight(self.max_bw(), BBR_UNIT))
+        inflight <= u64::from(self.inflight_with_headroom()) && inflight <= u64::from(self.inflight(self.max_bw(), BBR_UNIT))
     }
 
     /// Linux `bbr_start_bw_probe_down`: a new cycle; draw the wait until the next probe.

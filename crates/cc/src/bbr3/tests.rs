@@ -1,7 +1,7 @@
-//! Tests of BBRv3 (google/bbr v3 tcp_bbr.c) against algorithms.md §18 (BBRv3 properties
-//! 1–3) and §5, driving the hooks directly with hand-made rate samples or through the
-//! testkit's fixed-rate path. Expected numbers are Linux's integer ones (bw in packets/µs
-//! << 24, gains in 1/256).
+//! Tests of BBRv3 (google/bbr v3 tcp_bbr.c) against docs/validation.md (BBRv3 properties 1–3) and
+//! google/bbr v3 tcp_bbr.c, driving the hooks directly with hand-made rate samples or through the
+//! testkit's fixed-rate path. Expected numbers are Linux's integer ones (bw in packets/µs << 24,
+//! gains in 1/256).
 
 use super::*;
 use crate::bbr::test_helpers::{at_ms, step_into_probe_rtt, MS};
@@ -61,7 +61,7 @@ fn path(seed: u64, buffer: Option<u32>) -> Path<Bbr3> {
     Path::new(Box::new(b), MS, SimDuration::from_millis(40), buffer)
 }
 
-// algorithms.md §18 BBRv3 1 (gains)
+// docs/validation.md BBRv3 1 (gains)
 #[test]
 fn startup_paces_at_710_256_and_grows_cwnd_to_twice_the_bdp() {
     let config = Bbr3Config { extra_acked_gain: 0.0, ..Bbr3Config::default() };
@@ -104,7 +104,7 @@ fn startup_loss_round(lossy_acks: u32, lost: u64, state: CaState, max_delivered:
     (b, cx)
 }
 
-// algorithms.md §18 BBRv3 1 (loss exit)
+// docs/validation.md BBRv3 1 (loss exit)
 #[test]
 fn six_lossy_acks_in_a_recovery_round_above_2_percent_loss_end_startup() {
     // 4 lost of 200 in flight: 4 > ⌊200·5/256⌋ = 3 (2 %). inflight_hi = max(BDP + budget =
@@ -125,7 +125,7 @@ fn six_lossy_acks_in_a_recovery_round_above_2_percent_loss_end_startup() {
     }
 }
 
-// algorithms.md §18 BBRv3 2
+// docs/validation.md BBRv3 2
 #[test]
 fn probe_rtt_every_5_s_caps_cwnd_at_half_the_bdp_for_200_ms_and_a_round() {
     let mut p = path(3, None);
@@ -188,7 +188,7 @@ fn lossy_round(b: &mut Bbr3, cx: &mut CcCx, delivered: &[i64]) {
     }
 }
 
-// algorithms.md §18 BBRv3 3 (lower bounds)
+// docs/validation.md BBRv3 3 (lower bounds)
 #[test]
 fn a_lossy_round_in_cruise_cuts_bw_lo_and_inflight_lo_to_0_7_but_not_below_the_round() {
     let (mut b, mut cx) = probe_bw(Phase::Cruise);
@@ -212,7 +212,7 @@ fn a_lossy_round_in_cruise_cuts_bw_lo_and_inflight_lo_to_0_7_but_not_below_the_r
     assert_eq!((b.bw_lo, b.inflight_lo), (10_067, 60));
 }
 
-// algorithms.md §18 BBRv3 3 (upward probing)
+// docs/validation.md BBRv3 3 (upward probing)
 #[test]
 fn probe_up_without_loss_raises_inflight_hi_by_1_2_4_8_per_round() {
     // REFILL with inflight_hi 100 and cwnd 100, cwnd-limited; the cwnd target (2.25·BDP of
@@ -264,7 +264,7 @@ fn a_lost_probe_sets_inflight_hi_where_the_loss_rate_crossed_2_percent() {
     assert!(b.prev_probe_too_high && !b.bw_probe_samples);
 }
 
-// algorithms.md §18 behavioural run: convergence and phase cycling
+// docs/validation.md behavioural run: convergence and phase cycling
 #[test]
 fn converges_to_the_bottleneck_rate_with_a_small_queue_and_cycles_the_probe_bw_phases() {
     for buffer in [None, Some(20)] {

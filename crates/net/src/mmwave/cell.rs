@@ -1,17 +1,20 @@
-//! One mmWave cell run TTI by TTI (radio-models.md A6 frame timing, A7 scheduling, A8 AMC,
-//! A9 HARQ, A10 RLC AM, A11 IP fragmentation), composing the channel (A3–A5), the LOS
-//! timeline of each UE's track (A1, A2), the FlexTTI scheduler and two RLC AM bearers per
-//! UE: downlink (eNB → UE) and uplink (UE → eNB). Packets enter at either end (`enqueue`)
-//! and leave at the other as [`RadioDelivery`]s stamped with their delivery instant.
+//! One mmWave cell run TTI by TTI (MmWavePhyMacCommon frame timing, MmWaveFlexTtiMacScheduler
+//! scheduling, MmWaveAmc AMC, MmWaveHarqPhy HARQ, LteRlcAm RLC AM, MmWavePointToPointEpcHelper IP
+//! fragmentation), composing the channel (noise, path loss, beamforming gain), the LOS timeline of
+//! each UE's track (ns-3 buildings LOS test, ns-3 ConstantVelocity/WaypointMobilityModel), the
+//! FlexTTI scheduler and two RLC AM bearers per UE: downlink (eNB → UE) and uplink (UE → eNB).
+//! Packets enter at either end (`enqueue`) and leave at the other as [`RadioDelivery`]s stamped
+//! with their delivery instant.
 //!
-//! Per subframe starting at t (100 µs, A6), in this order:
-//! 1. every UE's channel is sampled at t, LOS taken from its `LosTimeline`; the LOS↔NLOS
-//!    switches and the channel's own grid steps (3GPP shadowing) since the previous sample
-//!    (since 0 for the first) are fed to the channel at their exact instants first, so the
-//!    A4.2 tracker starts its 39 ms drop / 16 ms recovery when the geometry changes, and the
-//!    channel seen by the flows is the same for one seed whatever they send (A4.2 asks for
-//!    ≤ 125 µs sampling; every subframe is sampled while the cell has work);
-//! 2. the allocations decided two subframes earlier (scheduling lead, A6) go on air: HARQ
+//! Per subframe starting at t (100 µs, MmWavePhyMacCommon), in this order:
+//! 1. every UE's channel is sampled at t, LOS taken from its `LosTimeline`; the LOS↔NLOS switches
+//!    and the channel's own grid steps (3GPP shadowing) since the previous sample (since 0 for the
+//!    first) are fed to the channel at their exact instants first, so the
+//!    BuildingsObstaclePropagationLossModel tracker starts its 39 ms drop / 16 ms recovery when the
+//!    geometry changes, and the channel seen by the flows is the same for one seed whatever they
+//!    send (BuildingsObstaclePropagationLossModel asks for ≤ 125 µs sampling; every subframe is
+//!    sampled while the cell has work);
+//! 2. the allocations decided two subframes earlier (scheduling lead, MmWavePhyMacCommon) go on air: HARQ
 //!    draws each TB's fate with the SINR of its direction at t and the cell's own `SimRng`;
 //! 3. HARQ processes whose retransmission timed out are freed and their RLC PDU is handed to
 //!    ARQ (`RlcAm::on_failed`, detected at t);
@@ -20,28 +23,28 @@
 //!    once (TB bytes = ⌊tb_bits / 8⌋); then each UE's BSR is taken (UL buffer after the fill).
 //!
 //! Outcomes are acted on at the instant the real feedback exists (end of the TB's symbols +
-//! 100 µs decode, `HarqEntity::transmit`): a DL TB gives the UE's CQI report (A6: after every
+//! 100 µs decode, `HarqEntity::transmit`): a DL TB gives the UE's CQI report (MmWavePhyMacCommon: after every
 //! DL reception, decoded or not, CQI from the effective SINR the TB saw), a UL TB the eNB's
 //! UL SINR estimate; then RLC delivery (`on_delivered`, packets handed out stamped with that
 //! instant) or ARQ (`on_failed`).
 //!
-//! Choices and simplifications (reported; * marks a point the spec leaves open):
-//! - *The CQI report reaches the scheduler at the TB's decode instant (no extra UL feedback
-//!   delay; A6 gives none). It is therefore used two subframes later at the earliest.
-//! - *DL demand (A7.3): the caller-chosen queue is the eligible RLC retransmission bytes if any,
+//! Choices and simplifications (reported; * marks a point ns3-mmwave leaves open):
+//! - *The CQI report reaches the scheduler at the TB's decode instant (no extra UL feedback delay;
+//!   MmWavePhyMacCommon gives none). It is therefore used two subframes later at the earliest.
+//! - *DL demand (FlexTTI step 3): the caller-chosen queue is the eligible RLC retransmission bytes if any,
 //!   else the new bytes. RLC STATUS PDUs are not carried in either direction (rlc.rs).
-//! - *Uplink (A7.4, A6): the BSR the scheduler uses at a decision is the UE's UL buffer (new +
+//! - *Uplink (FlexTTI step 4, MmWavePhyMacCommon): the BSR the scheduler uses at a decision is the UE's UL buffer (new +
 //!   eligible retransmission bytes) taken after the previous subframe's UL TBs were filled, i.e.
-//!   one subframe old (A6's UL scheduling delay) and net of what was already granted (ns-3
+//!   one subframe old (MmWavePhyMacCommon's UL scheduling delay) and net of what was already granted (ns-3
 //!   likewise deducts granted bytes from the stored BSR). A UL packet waits ≈ 0.4–0.5 ms from
-//!   the UE's PDCP to the eNB in an idle cell (A11: 0.3–0.5 ms). The UL MCS is
+//!   the UE's PDCP to the eNB in an idle cell (MmWavePointToPointEpcHelper: 0.3–0.5 ms). The UL MCS is
 //!   `ue_best_mcs` of the effective UL SINR of the latest UL reception (the current UL SINR
 //!   before the first one); below the MCS-0 threshold the scheduler uses MCS 0 (scheduler.rs).
 //! - *UL SINR: the same path loss, blockage and beamforming gain as the DL (reciprocity), with
 //!   the UE's transmit power and the eNB's noise figure: UL SNR = DL SNR + (P_UE − P_eNB) −
-//!   (NF_eNB − NF_UE), then the profile's selectivity penalty. A3's defaults (30 dBm, 5 dB at
+//!   (NF_eNB − NF_UE), then the profile's selectivity penalty. ns3-mmwave's defaults (30 dBm, 5 dB at
 //!   both ends) make the two equal.
-//! - IP fragmentation (A11): a packet larger than `ip_mtu` is split into ⌈(size − 20) /
+//! - IP fragmentation (MmWavePointToPointEpcHelper): a packet larger than `ip_mtu` is split into ⌈(size − 20) /
 //!   (MTU − 20)⌉ fragments (20 B IPv4 header each), every fragment its own PDCP SDU; each is
 //!   offered to RLC on its own, so a full buffer may drop some fragments and take others.
 //!   The receiving end passes the packet on when its last fragment arrives, if no fragment
@@ -56,9 +59,9 @@
 //!   without sampling the channel (the LOS switches in between are still fed to the tracker
 //!   when sampling resumes, step 1). A packet enqueued into an idle cell is scheduled at the
 //!   first boundary strictly after its arrival.
-//! - Doppler speed is the V2.0 quirk vx + vy + vz (A5.1), used only with fast fading on.
+//! - Doppler speed is the V2.0 quirk vx + vy + vz (MmWaveBeamforming), used only with fast fading on.
 //! - Observed (tests): in study (a) the NLOS effective SINR stays above the MCS-0 threshold,
-//!   so DL continues at a QPSK/16-QAM MCS through the blockage; but the A4.2 recovery trace
+//!   so DL continues at a QPSK/16-QAM MCS through the blockage; but the BuildingsObstaclePropagationLossModel recovery trace
 //!   starts 8.6 dB below the NLOS plateau, so at the end of the blockage a low BF draw gives
 //!   CQI 0. The stall is short (a few subframes): retransmissions of the TBs in flight are
 //!   DL receptions and refresh the CQI, long before the 100 ms CQI timer.
@@ -72,17 +75,17 @@ use super::geometry::{Building, LosTest, Position};
 use super::mobility::{LosTimeline, Mobility};
 use super::phy::{cqi_from_sinr, ue_best_mcs, FrameConfig, HarqOutcome, Mcs, HARQ_PROCESSES};
 use super::rlc::{PduId, RlcAm, RlcConfig};
-pub use crate::radio::{Direction, RadioDelivery};
-use crate::radio::RadioCell;
 use super::scheduler::{Allocation, FlexTtiScheduler, SharingPolicy, UeDemand};
+use crate::radio::RadioCell;
+pub use crate::radio::{Direction, RadioDelivery};
 
 /// Index of a UE in the cell, in the order of `CellConfig::ues`.
 pub type UeId = crate::radio::UserId;
 
 /// Subframes from a scheduling decision to the subframe it fills, plus the current one:
-/// the ring of decided allocations has one slot per subframe in that window (A6 lead = 2).
+/// the ring of decided allocations has one slot per subframe in that window (MmWavePhyMacCommon lead = 2).
 const ALLOCATION_SLOTS: usize = 3;
-/// IPv4 header repeated in every fragment (A11).
+/// IPv4 header repeated in every fragment (MmWavePointToPointEpcHelper).
 const IP_HEADER_BYTES: u32 = 20;
 const DIRECTIONS: [Direction; 2] = [Direction::Dl, Direction::Ul];
 
@@ -95,21 +98,21 @@ pub struct CellConfig {
     /// RLC AM of every DL bearer (at the eNB) and of every UL bearer (at the UE).
     pub rlc: RlcConfig,
     pub ul_rlc: RlcConfig,
-    /// CqiTimerThreshold in subframes (A7: 100 default, 1000 in study (a)).
+    /// CqiTimerThreshold in subframes (MmWaveFlexTtiMacScheduler: 100 default, 1000 in study (a)).
     pub cqi_threshold_subframes: u32,
     pub policy: SharingPolicy,
     /// An MCS for every new TB of both directions instead of AMC (no CQI-0 stall).
     pub fixed_mcs: Option<Mcs>,
     pub enb_position: Position,
     pub buildings: Vec<Building>,
-    /// 2-D for MMW-V2 (study a), 3-D for MMW-V2-3GPP (study b), A1.
+    /// 2-D for MMW-V2 (study a), 3-D for MMW-V2-3GPP (study b), ns-3 buildings LOS test.
     pub los_test: LosTest,
     /// End of the span the LOS timelines are computed over (the scenario's duration).
     pub horizon: SimTime,
     pub ues: Vec<Mobility>,
-    /// Packets larger than this many bytes are fragmented (A11: the SGi MTU, 1500).
+    /// Packets larger than this many bytes are fragmented (MmWavePointToPointEpcHelper: the SGi MTU, 1500).
     pub ip_mtu: u32,
-    /// The uplink's transmit power and receiver noise figure (A3: 30 dBm, 5 dB).
+    /// The uplink's transmit power and receiver noise figure (ns3-mmwave V2.0 defaults: 30 dBm, 5 dB).
     pub ue_tx_power_dbm: f64,
     pub enb_noise_figure_db: f64,
 }
@@ -117,14 +120,14 @@ pub struct CellConfig {
 /// The radio state of one UE for the recorder.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RadioSnapshot {
-    /// Wideband SINR and effective SINR (after the A5.1 selectivity penalty) of the latest
+    /// Wideband SINR and effective SINR (after the MmWaveBeamforming selectivity penalty) of the latest
     /// DL channel sample, dB (NaN before the first sample).
     pub sinr_db: f64,
     pub effective_sinr_db: f64,
     /// Path loss including the blockage trace or shadowing, dB.
     pub path_loss_db: f64,
     pub los: bool,
-    /// The DL CQI the scheduler uses now (A7.3), and the DL MCS it gives (None: CQI 0 stall).
+    /// The DL CQI the scheduler uses now (FlexTTI step 3), and the DL MCS it gives (None: CQI 0 stall).
     pub cqi: u8,
     pub mcs: Option<u8>,
     /// PHY rate of all 22 data symbols at `mcs`, Mb/s (0 when stalled).
@@ -187,7 +190,7 @@ impl Bearer {
         }
     }
 
-    /// Offers `packet` to PDCP/RLC as ⌈…⌉ fragments of at most `mtu` bytes (A11); true if
+    /// Offers `packet` to PDCP/RLC as ⌈…⌉ fragments of at most `mtu` bytes (MmWavePointToPointEpcHelper); true if
     /// every fragment was accepted.
     fn enqueue(&mut self, packet: Packet, mtu: u32, now: SimTime) -> bool {
         self.packets_offered += 1;
@@ -219,7 +222,15 @@ impl Bearer {
     }
 
     /// HARQ delivered `pdu`: the packets it completes go to `out` as deliveries at `at`.
-    fn deliver(&mut self, pdu: PduId, scratch: &mut Vec<Packet>, out: &mut Vec<RadioDelivery>, at: SimTime, ue: UeId, direction: Direction) {
+    fn deliver(
+        &mut self,
+        pdu: PduId,
+        scratch: &mut Vec<Packet>,
+        out: &mut Vec<RadioDelivery>,
+        at: SimTime,
+        ue: UeId,
+        direction: Direction,
+    ) {
         scratch.clear();
         self.rlc.on_delivered(pdu, scratch);
         for mut packet in scratch.drain(..) {
@@ -247,7 +258,7 @@ struct UeState {
     channel: Channel,
     /// DL and UL, indexed by `Direction::index`.
     bearers: [Bearer; 2],
-    /// UL bytes the UE's latest buffer status report announced (A7.4).
+    /// UL bytes the UE's latest buffer status report announced (FlexTTI step 4).
     bsr_bytes: u64,
     /// Effective SINR of the latest UL reception, dB (the eNB's UL estimate).
     ul_sinr_report: Option<f64>,
@@ -297,14 +308,8 @@ impl MmWaveCell {
         assert!(config.ip_mtu > IP_HEADER_BYTES, "IP MTU {} leaves no payload", config.ip_mtu);
         let mut ues = Vec::with_capacity(config.ues.len());
         for (i, mobility) in config.ues.into_iter().enumerate() {
-            let timeline = LosTimeline::compute(
-                config.los_test,
-                config.enb_position,
-                &mobility,
-                &config.buildings,
-                SimTime::ZERO,
-                config.horizon,
-            );
+            let timeline =
+                LosTimeline::compute(config.los_test, config.enb_position, &mobility, &config.buildings, SimTime::ZERO, config.horizon);
             let channel = Channel::new(config.channel, SimRng::stream(seed, &format!("mmwave/cell/channel/{i}")))?;
             ues.push(UeState {
                 mobility,
@@ -357,9 +362,7 @@ impl MmWaveCell {
         let cqi = self.scheduler.ue(ue).dl_cqi.cqi(t);
         let mcs = self.scheduler.dl_mcs(ue, t);
         let ul_mcs = self.ul_mcs(u);
-        let capacity = |m: Option<Mcs>| {
-            m.map_or(0.0, |m| self.frame.phy_rate_bps(m, self.frame.data_symbols_per_subframe()) / 1e6)
-        };
+        let capacity = |m: Option<Mcs>| m.map_or(0.0, |m| self.frame.phy_rate_bps(m, self.frame.data_symbols_per_subframe()) / 1e6);
         let [dl, ul] = &u.bearers;
         RadioSnapshot {
             sinr_db: u.last.map_or(f64::NAN, |s| s.sinr_db),
@@ -392,9 +395,7 @@ impl MmWaveCell {
     }
 
     fn has_work(&self) -> bool {
-        !self.pending.is_empty()
-            || self.allocations.iter().any(|a| !a.is_empty())
-            || self.bearers().any(|b| b.has_work(self.next_subframe))
+        !self.pending.is_empty() || self.allocations.iter().any(|a| !a.is_empty()) || self.bearers().any(|b| b.has_work(self.next_subframe))
     }
 
     /// Moves an idle cell's clock to the first subframe boundary after `now`.
@@ -558,7 +559,7 @@ impl RadioCell for MmWaveCell {
 
 /// Samples `u`'s channel at `t`, first at every instant since its previous sample (from
 /// time 0 for the first) at which the channel changes whatever the traffic: each LOS switch
-/// (A4.2) and each step of the channel's own grid (3GPP shadowing). The realisation then
+/// (BuildingsObstaclePropagationLossModel) and each step of the channel's own grid (3GPP shadowing). The realisation then
 /// depends on the seed and the track only, never on when the cell had work.
 fn sample_channel(u: &mut UeState, enb: [f64; 3], t: SimTime) {
     let at = |u: &mut UeState, when: SimTime| {
@@ -612,24 +613,16 @@ mod tests {
         SimTime((secs * 1e9).round() as u64)
     }
     fn pkt(seq: u32) -> Packet {
-        let hdr = DataHeader {
-            seq,
-            payload: IP_BYTES - 52,
-            tsval: SimTime::ZERO,
-            cwr: false,
-        };
+        let hdr = DataHeader { seq, payload: IP_BYTES - 52, tsval: SimTime::ZERO, cwr: false };
         Packet::data(0, 0, 1, hdr, Ecn::NotEct)
     }
     fn frame() -> FrameConfig {
         FrameConfig::mmw_v2(28e9, 1e9).unwrap()
     }
-    /// Study (a), radio-models.md A0: eNB (0, 0, 30), building x∈[40, 45], y∈[−4, 4], UE
+    /// Study (a), docs/models.md, profiles: eNB (0, 0, 30), building x∈[40, 45], y∈[−4, 4], UE
     /// (50, 15, 1.5) → (50, −15, 1.5) over 15 s, NLOS for 5 s ≤ t < 10 s.
     fn study_a_track() -> Mobility {
-        let wp = |t: f64, y: f64| Waypoint {
-            time: s(t),
-            position: Position::new(50.0, y, 1.5),
-        };
+        let wp = |t: f64, y: f64| Waypoint { time: s(t), position: Position::new(50.0, y, 1.5) };
         Mobility::Waypoints(WaypointPath::new(vec![wp(0.0, 15.0), wp(15.0, -15.0)]).unwrap())
     }
     fn study_a_building() -> Building {
@@ -692,11 +685,7 @@ mod tests {
             trace.extend(out.drain(..).map(|d| (d.at, d.ue, seq_of(&d.packet))));
             probe(cell, t);
             credit += per_tti;
-            let n = if per_tti.is_infinite() {
-                usize::MAX
-            } else {
-                credit as usize
-            };
+            let n = if per_tti.is_infinite() { usize::MAX } else { credit as usize };
             credit -= n as f64;
             for (ue, seq) in next_seq.iter_mut().enumerate() {
                 for _ in 0..n {
@@ -736,34 +725,19 @@ mod tests {
     }
 
     fn rate_bps(trace: &Trace, ue: UeId, from: SimTime, to: SimTime) -> f64 {
-        let n = trace
-            .iter()
-            .filter(|&&(at, u, _)| u == ue && at >= from && at < to)
-            .count();
+        let n = trace.iter().filter(|&&(at, u, _)| u == ue && at >= from && at < to).count();
         n as f64 * f64::from(IP_BYTES) * 8.0 / (to - from).as_secs_f64()
     }
 
     #[test]
     fn saturated_los_ue_gets_the_mcs_28_rate_less_overhead() {
-        // Study-(a) start, LOS: effective SINR ≈ 35 dB (A12) with the BF gain anywhere in its
+        // Study-(a) start, LOS: effective SINR ≈ 35 dB (docs/validation.md, mmWave capacity) with the BF gain anywhere in its
         // [20, 32] dB clip range stays above 27 dB ≫ 20.08 dB (MCS 28 threshold): CQI 15,
         // MCS 28, no HARQ error. 22 symbols at MCS 28: TB 313,500 bits = 39,187 B.
         assert_eq!(frame().tb_bits(Mcs::MAX, 22) / 8, 39_187);
-        let mut c = cell(
-            vec![study_a_track()],
-            vec![study_a_building()],
-            1_000_000,
-            1,
-        );
+        let mut c = cell(vec![study_a_track()], vec![study_a_building()], 1_000_000, 1);
         let mut seq = [0];
-        let trace = run(
-            &mut c,
-            SimTime::ZERO,
-            s(1.0),
-            f64::INFINITY,
-            &mut seq,
-            |_, _| {},
-        );
+        let trace = run(&mut c, SimTime::ZERO, s(1.0), f64::INFINITY, &mut seq, |_, _| {});
         let want = expected_ip_rate_bps(Mcs::MAX, 22);
         assert!((want / 1e9 - 3.127).abs() < 0.001, "{want}");
         let got = rate_bps(&trace, 0, s(0.1), s(1.0));
@@ -772,57 +746,37 @@ mod tests {
         assert!(snap.los);
         assert_eq!((snap.cqi, snap.mcs, snap.harq_retx), (15, Some(28), 0));
         assert!((snap.capacity_mbps - frame().phy_rate_bps(Mcs::MAX, 22) / 1e6).abs() < 1e-9);
-        assert!(
-            snap.effective_sinr_db > 27.0 && snap.effective_sinr_db < 41.0,
-            "{snap:?}"
-        );
+        assert!(snap.effective_sinr_db > 27.0 && snap.effective_sinr_db < 41.0, "{snap:?}");
     }
 
     #[test]
     fn blockage_onset_follows_the_39_ms_drop_and_delivery_continues_at_a_lower_mcs() {
-        // NLOS from 5 s (study a). The A4.2 drop trace adds 0 dB for 185 tracker samples
-        // (21.4 ms at 8.625 samples/ms), 16.27 dB at 30 ms (⌊258.75⌋ = 258 samples) and its flat
-        // 35.96 dB from 339 samples (39.3 ms). The NLOS effective SINR (≈ 2 dB at the mean BF
-        // gain, A12; −5…+7 dB over the BF clip range) stays above the MCS-0 threshold
-        // (−7.24 dB): no CQI-0 stall, DL continues at a QPSK MCS (MCS 8 at 2 dB).
+        // NLOS from 5 s (study a). The BuildingsObstaclePropagationLossModel drop trace adds 0 dB
+        // for 185 tracker samples (21.4 ms at 8.625 samples/ms), 16.27 dB at 30 ms (⌊258.75⌋ = 258
+        // samples) and its flat 35.96 dB from 339 samples (39.3 ms). The NLOS effective SINR (≈ 2
+        // dB at the mean BF gain, docs/validation.md, mmWave capacity; −5…+7 dB over the BF clip
+        // range) stays above the MCS-0 threshold (−7.24 dB): no CQI-0 stall, DL continues at a QPSK
+        // MCS (MCS 8 at 2 dB).
         let probes = [s(4.99), s(5.02), s(5.03), s(5.04), s(5.1)];
         let (trace, pl) = study_a_saturated(3, s(4.9), s(5.2), &probes);
         let los_pl = pl[0].0;
         assert!(pl[0].1.los && !pl[1].1.los);
-        assert!(
-            (pl[1].0 - los_pl).abs() < 0.01,
-            "flat start of the drop: {pl:?}"
-        );
-        assert!(
-            (pl[2].0 - los_pl - 16.27).abs() < 0.01,
-            "30 ms into the drop: {pl:?}"
-        );
-        assert!(
-            (pl[3].0 - los_pl - 35.96).abs() < 0.01,
-            "end of the drop: {pl:?}"
-        );
+        assert!((pl[1].0 - los_pl).abs() < 0.01, "flat start of the drop: {pl:?}");
+        assert!((pl[2].0 - los_pl - 16.27).abs() < 0.01, "30 ms into the drop: {pl:?}");
+        assert!((pl[3].0 - los_pl - 35.96).abs() < 0.01, "end of the drop: {pl:?}");
         let nlos = pl[4].1;
         let mcs = nlos.mcs.expect("no CQI-0 stall in NLOS");
         assert!(nlos.effective_sinr_db > -7.24 && mcs <= 12, "{nlos:?}");
         // MCS 28 rate until the drop starts, then a fraction of it, never a stall.
         let los_rate = expected_ip_rate_bps(Mcs::MAX, 22);
         let before = rate_bps(&trace, 0, s(5.0), s(5.02));
-        assert!(
-            (before / los_rate - 1.0).abs() < 0.02,
-            "{before} vs {los_rate}"
-        );
+        assert!((before / los_rate - 1.0).abs() < 0.02, "{before} vs {los_rate}");
         let after = rate_bps(&trace, 0, s(5.05), s(5.2));
         let nlos_rate = expected_ip_rate_bps(Mcs::new(u32::from(mcs)).unwrap(), 22);
-        assert!(
-            after < 0.3 * los_rate && after > 0.8 * nlos_rate,
-            "{after} vs {nlos_rate}"
-        );
+        assert!(after < 0.3 * los_rate && after > 0.8 * nlos_rate, "{after} vs {nlos_rate}");
         for w in 0..15 {
             let from = s(5.05) + SimDuration::from_millis(10 * w);
-            assert!(
-                rate_bps(&trace, 0, from, from + SimDuration::from_millis(10)) > 0.0,
-                "stall at {from:?}"
-            );
+            assert!(rate_bps(&trace, 0, from, from + SimDuration::from_millis(10)) > 0.0, "stall at {from:?}");
         }
     }
 
@@ -840,10 +794,7 @@ mod tests {
         assert_eq!(pl[3].1.mcs, Some(28));
         let los_rate = expected_ip_rate_bps(Mcs::MAX, 22);
         let after = rate_bps(&trace, 0, s(10.02), s(10.1));
-        assert!(
-            (after / los_rate - 1.0).abs() < 0.02,
-            "{after} vs {los_rate}"
-        );
+        assert!((after / los_rate - 1.0).abs() < 0.02, "{after} vs {los_rate}");
         assert!(rate_bps(&trace, 0, s(9.95), s(10.0)) < 0.3 * los_rate);
     }
 
@@ -854,12 +805,7 @@ mod tests {
         // i.e. 1,125 B of SDU data in one segment (4 B MAC + 2 B RLC header), then
         // 377 + 746 = 1,123 B in two segments (4 + 4 B headers).
         assert_eq!(frame().tb_bits(Mcs::MIN, 22) / 8, 1131);
-        let mut c = cell(
-            vec![Mobility::Stationary(Position::new(50.0, 15.0, 1.5))],
-            vec![],
-            15_020,
-            5,
-        );
+        let mut c = cell(vec![Mobility::Stationary(Position::new(50.0, 15.0, 1.5))], vec![], 15_020, 5);
         let mut out = Vec::new();
         let mut offer = |c: &mut MmWaveCell, at_us: u64, n: u32| {
             let t = SimTime::ZERO + SimDuration::from_micros(at_us);
@@ -879,17 +825,13 @@ mod tests {
     /// MMW-V2-3GPP (study b channel, 3-D LOS test): eNB at (0, 0, 10); the UE walks from
     /// (100, 20, 1.5) to (100, −20, 1.5) in 2 s behind a building at x∈[60, 70], y∈[−3, 3]
     /// 30 m tall: NLOS while the ray passes the box (|y|·60/100 < 3 m, i.e. 0.75 s to 1.25 s). The
-    /// 3GPP switch is abrupt: at 100 m the SINR falls from ≈ 34.6 dB to ≈ 10.2 dB (A12) while
+    /// 3GPP switch is abrupt: at 100 m the SINR falls from ≈ 34.6 dB to ≈ 10.2 dB (docs/validation.md, mmWave capacity) while
     /// the TBs in flight keep MCS 28 (20.08 dB): even Chase-combined over four transmissions
     /// (+6 dB) they fail, and RLC ARQ heals them. Offers `per_tti` packets per subframe until
     /// `until`, then drains the cell (for at most a second).
     fn blockage_run(seed: u64, until: SimTime, per_tti: f64) -> (Trace, MmWaveCell, u32) {
-        let wp = |t: f64, y: f64| Waypoint {
-            time: s(t),
-            position: Position::new(100.0, y, 1.5),
-        };
-        let track =
-            Mobility::Waypoints(WaypointPath::new(vec![wp(0.0, 20.0), wp(2.0, -20.0)]).unwrap());
+        let wp = |t: f64, y: f64| Waypoint { time: s(t), position: Position::new(100.0, y, 1.5) };
+        let track = Mobility::Waypoints(WaypointPath::new(vec![wp(0.0, 20.0), wp(2.0, -20.0)]).unwrap());
         let config = CellConfig {
             channel: ChannelConfig::mmw_v2_3gpp(),
             frame: frame(),
@@ -911,10 +853,7 @@ mod tests {
         let mut seq = [0];
         let mut trace = run(&mut c, SimTime::ZERO, until, per_tti, &mut seq, |_, _| {});
         let mut out = Vec::new();
-        while let Some(t) = c
-            .next_event()
-            .filter(|&t| t < until + SimDuration::from_secs(1))
-        {
+        while let Some(t) = c.next_event().filter(|&t| t < until + SimDuration::from_secs(1)) {
             c.advance_to(t, &mut out);
         }
         trace.extend(out.drain(..).map(|d| (d.at, d.ue, seq_of(&d.packet))));
@@ -926,34 +865,16 @@ mod tests {
         // 20 packets per subframe (2.4 Gb/s) overload the NLOS link: RLC drops. One packet
         // every 20 subframes (6 Mb/s) leaves the transmission queue mostly empty. Offering
         // that stops 200 µs into the blockage leaves TBs that fail after the last new data:
-        // ARQ retransmissions are then the only data waiting (A7.3: the demand is the
+        // ARQ retransmissions are then the only data waiting (FlexTTI step 3: the demand is the
         // retransmission queue).
-        for (per_tti, until, drops) in [
-            (20.0, s(2.0), true),
-            (0.05, s(2.0), false),
-            (1.0, s(0.7502), false),
-        ] {
+        for (per_tti, until, drops) in [(20.0, s(2.0), true), (0.05, s(2.0), false), (1.0, s(0.7502), false)] {
             let (trace, c, offered) = blockage_run(6, until, per_tti);
             let snap = c.snapshot(0);
             assert_eq!(snap.rlc_drops > 0, drops, "{snap:?}");
             assert!(snap.harq_retx > 0, "{snap:?}");
-            assert!(
-                c.ues[0].bearers[0].rlc.stats().retx_queued_bytes > 0,
-                "no HARQ failure healed by ARQ"
-            );
-            assert_eq!(
-                c.ues[0].timeline.nlos_intervals(),
-                &[NlosInterval {
-                    start: s(0.75),
-                    end: s(1.25)
-                }]
-            );
-            assert!(
-                trace
-                    .windows(2)
-                    .all(|w| w[0].2 < w[1].2 && w[0].0 <= w[1].0),
-                "out of order"
-            );
+            assert!(c.ues[0].bearers[0].rlc.stats().retx_queued_bytes > 0, "no HARQ failure healed by ARQ");
+            assert_eq!(c.ues[0].timeline.nlos_intervals(), &[NlosInterval { start: s(0.75), end: s(1.25) }]);
+            assert!(trace.windows(2).all(|w| w[0].2 < w[1].2 && w[0].0 <= w[1].0), "out of order");
             assert_eq!(trace.len() as u64 + snap.rlc_drops, u64::from(offered));
             assert_eq!(snap.rlc_backlog_bytes, 0);
             assert_eq!(c.next_event(), None);
@@ -996,20 +917,10 @@ mod tests {
     fn two_ues_round_robin_share_equally() {
         // Two stationary UEs at mirror positions (equal path loss), both at MCS 28: each gets
         // 11 of the 22 data symbols every subframe.
-        let ues = vec![
-            Mobility::Stationary(Position::new(50.0, 15.0, 1.5)),
-            Mobility::Stationary(Position::new(50.0, -15.0, 1.5)),
-        ];
+        let ues = vec![Mobility::Stationary(Position::new(50.0, 15.0, 1.5)), Mobility::Stationary(Position::new(50.0, -15.0, 1.5))];
         let mut c = cell(ues, vec![], 1_000_000, 9);
         let mut seq = [0, 0];
-        let trace = run(
-            &mut c,
-            SimTime::ZERO,
-            s(0.5),
-            f64::INFINITY,
-            &mut seq,
-            |_, _| {},
-        );
+        let trace = run(&mut c, SimTime::ZERO, s(0.5), f64::INFINITY, &mut seq, |_, _| {});
         let want = expected_ip_rate_bps(Mcs::MAX, 11);
         for ue in 0..2 {
             let got = rate_bps(&trace, ue, s(0.05), s(0.5));
@@ -1019,12 +930,7 @@ mod tests {
 
     #[test]
     fn idle_cell_has_no_next_event_and_skips_idle_time() {
-        let mut c = cell(
-            vec![Mobility::Stationary(Position::new(50.0, 15.0, 1.5))],
-            vec![],
-            1_000_000,
-            10,
-        );
+        let mut c = cell(vec![Mobility::Stationary(Position::new(50.0, 15.0, 1.5))], vec![], 1_000_000, 10);
         let mut out = Vec::new();
         assert_eq!(c.next_event(), None);
         c.advance_to(s(3.0), &mut out);
@@ -1032,7 +938,7 @@ mod tests {
         // A packet at 3.00005 s waits for the boundary at 3.0001 s. Without a CQI report the
         // TBs are MCS 0: the one decided there (on air at 3.0003 s, lead 2) carries 1,125 of
         // the 1,502 B; the one decided at 3.0002 s carries the other 377 B in the symbols for
-        // 377 + 17 B (A7.3) and is decoded 100 µs after its last symbol.
+        // 377 + 17 B (FlexTTI step 3) and is decoded 100 µs after its last symbol.
         assert!(c.enqueue(0, Direction::Dl, pkt(0), s(3.00005)));
         assert_eq!(c.next_event(), Some(s(3.0001)));
         while let Some(t) = c.next_event() {
@@ -1041,12 +947,7 @@ mod tests {
         let symbols = frame().symbols_for_bits(Mcs::MIN, (377 + 17) * 8);
         assert_eq!(symbols, 8);
         let at = s(3.0004) + frame().data_end_offset(0, symbols) + frame().tb_decode_latency();
-        assert_eq!(
-            out.iter()
-                .map(|d| (d.at, d.ue, seq_of(&d.packet)))
-                .collect::<Vec<_>>(),
-            vec![(at, 0, 0)]
-        );
+        assert_eq!(out.iter().map(|d| (d.at, d.ue, seq_of(&d.packet))).collect::<Vec<_>>(), vec![(at, 0, 0)]);
         assert_eq!(c.next_event(), None);
     }
 
@@ -1055,12 +956,7 @@ mod tests {
         // Idle through the 5 s blockage onset, woken at 5.0101 s: the switch at 5 s is fed to
         // the tracker at 5 s, so at 5.03 s the loss is the 30-ms point of the drop (16.27 dB
         // above LOS), not the 19.9-ms point (0 dB) it would be if the drop began on waking.
-        let mut c = cell(
-            vec![study_a_track()],
-            vec![study_a_building()],
-            1_000_000,
-            11,
-        );
+        let mut c = cell(vec![study_a_track()], vec![study_a_building()], 1_000_000, 11);
         let mut out = Vec::new();
         c.advance_to(s(4.0), &mut out);
         assert!(c.enqueue(0, Direction::Dl, pkt(0), s(4.0)));
@@ -1070,40 +966,21 @@ mod tests {
         assert_eq!(out.len(), 1);
         c.advance_to(s(5.01), &mut out);
         let mut seq = [1];
-        run(
-            &mut c,
-            s(5.01),
-            s(5.0301),
-            f64::INFINITY,
-            &mut seq,
-            |_, _| {},
-        );
+        run(&mut c, s(5.01), s(5.0301), f64::INFINITY, &mut seq, |_, _| {});
         let ue = study_a_track().position_at(s(5.03));
         let d3d_m = ue.distance_m(Position::new(0.0, 0.0, 30.0));
-        let los_pl = NyuBand::from_carrier_hz(28e9)
-            .unwrap()
-            .fit(true)
-            .path_loss_db(d3d_m);
-        assert!(
-            (c.snapshot(0).path_loss_db - los_pl - 16.27).abs() < 0.01,
-            "{:?}",
-            c.snapshot(0)
-        );
+        let los_pl = NyuBand::from_carrier_hz(28e9).unwrap().fit(true).path_loss_db(d3d_m);
+        assert!((c.snapshot(0).path_loss_db - los_pl - 16.27).abs() < 0.01, "{:?}", c.snapshot(0));
     }
 
     #[test]
     fn cqi_zero_at_the_recovery_onset_is_cleared_by_harq_retransmission_reports() {
         // LOS returns at 10 s with the recovery trace 8.6 dB deeper than the NLOS plateau; with
         // a low BF draw (seed 8) the effective SINR of the TBs sent at 10.0000 s is −8.0 dB,
-        // below the MCS-0 threshold (−7.24 dB): CQI 0, so no new DL data (A7.3, M13). Every
-        // DL reception refreshes the CQI (A6) and the failed TBs in flight are retransmitted
+        // below the MCS-0 threshold (−7.24 dB): CQI 0, so no new DL data (FlexTTI step 3, M13). Every
+        // DL reception refreshes the CQI (MmWavePhyMacCommon) and the failed TBs in flight are retransmitted
         // (HARQ RTT 5 subframes), so the stall lasts 3 subframes, not the 100 ms CQI timer.
-        let mut c = cell(
-            vec![study_a_track()],
-            vec![study_a_building()],
-            1_000_000,
-            8,
-        );
+        let mut c = cell(vec![study_a_track()], vec![study_a_building()], 1_000_000, 8);
         let mut seq = [0];
         let mut stalled = Vec::new();
         let probe = |c: &MmWaveCell, t: SimTime| {
@@ -1112,10 +989,7 @@ mod tests {
             }
         };
         let trace = run(&mut c, s(9.9), s(10.05), f64::INFINITY, &mut seq, probe);
-        assert_eq!(
-            stalled,
-            vec![(s(10.0002), 0), (s(10.0003), 0), (s(10.0004), 0)]
-        );
+        assert_eq!(stalled, vec![(s(10.0002), 0), (s(10.0003), 0), (s(10.0004), 0)]);
         assert!(c.snapshot(0).harq_retx > 0);
         assert!(rate_bps(&trace, 0, s(10.0), s(10.01)) > 0.0);
     }
@@ -1139,8 +1013,8 @@ mod tests {
         // A 1500-B packet reaches the UE's PDCP at 3.00005 s in an idle cell. The subframe at
         // 3.0001 s takes the BSR (1,502 B); the decision at 3.0002 s grants it for the
         // subframe at 3.0004 s (lead 2). No UL reception yet: the MCS comes from the current
-        // UL SINR (≈ 35 dB effective, A12) → MCS 28, whose one symbol holds 1,785 B ≥ 1,502
-        // + 21 B (A7.4). Decoded 100 µs after that symbol: ≈ 0.45 ms after arrival (A11).
+        // UL SINR (≈ 35 dB effective, docs/validation.md, mmWave capacity) → MCS 28, whose one symbol holds 1,785 B ≥ 1,502
+        // + 21 B (FlexTTI step 4). Decoded 100 µs after that symbol: ≈ 0.45 ms after arrival (MmWavePointToPointEpcHelper).
         let mut c = los_cell(1_000_000, 12);
         let mut out = Vec::new();
         c.advance_to(s(3.0), &mut out);
@@ -1158,7 +1032,7 @@ mod tests {
 
     #[test]
     fn uplink_and_downlink_share_the_symbols_of_a_subframe() {
-        // Both directions saturated: A7's lean formula gives UL max(avail/2, …) = 11 symbols
+        // Both directions saturated: MmWaveFlexTtiMacScheduler's lean formula gives UL max(avail/2, …) = 11 symbols
         // and DL the other 11, both at MCS 28.
         let mut c = los_cell(1_000_000, 13);
         let mut out = Vec::new();

@@ -1,39 +1,42 @@
-//! The mmWave radio channel between one eNB and one UE (radio-models.md A3, A4, A5): noise
-//! with noise figure, transmit power and SNR (A3); NYU 28/73 GHz path loss (A4.1); the
-//! buildings-obstacle model's blockage transition trace driven by a LOS tracker (A4.2); 3GPP
-//! TR 38.901 UMi-Street Canyon path loss with spatially correlated shadowing (A4.3); the
-//! beamforming + small-scale fading gain of the NYU channel with long-term beamforming (A5.1)
-//! and of the 3GPP channel (A5.2); an optional time-correlated fast-fading layer and the NYU
-//! frequency-selectivity penalty (A5.3). `Channel` combines them per profile (A0).
+//! The mmWave radio channel between one eNB and one UE (ns3-mmwave V2.0 and its propagation-loss
+//! models): noise with noise figure, transmit power and SNR (ns-3 MmWaveSpectrumValueHelper); NYU
+//! 28/73 GHz path loss (MmWavePropagationLossModel); the buildings-obstacle model's blockage
+//! transition trace driven by a LOS tracker (BuildingsObstaclePropagationLossModel); 3GPP TR 38.901
+//! UMi-Street Canyon path loss with spatially correlated shadowing (TR 38.901 UMi-SC); the
+//! beamforming + small-scale fading gain of the NYU channel with long-term beamforming
+//! (MmWaveBeamforming) and of the 3GPP channel (MmWave3gppChannel); an optional time-correlated
+//! fast-fading layer and the NYU frequency-selectivity penalty (docs/models.md, fast fading).
+//! `Channel` combines them per profile (docs/models.md, profiles).
 //!
-//! Simplifications and choices (the spec leaves these open or is ambiguous):
-//! - Line of sight is an input (`ChannelInput::los`); the geometric test (A1) lives elsewhere.
+//! Simplifications and choices (where ns3-mmwave has no simple closed form, or is ambiguous):
+//! - Line of sight is an input (`ChannelInput::los`); the geometric test (ns-3 buildings LOS test)
+//!   lives elsewhere.
 //! - Thermal noise uses ns-3's kT at 290 K (−173.98 dBm/Hz), so the noise over 1 GHz with
-//!   NF 5 dB is −78.98 dBm, which is the spec's −79.0 dBm at its 0.1 dB resolution (M1).
+//!   NF 5 dB is −78.98 dBm, which rounds to −79.0 dBm at 0.1 dB (docs/validation.md M1).
 //! - Distances are floored at 1 m (all log-distance formulas diverge at 0).
-//! - A4.2: the measured trace is replaced by the piecewise-linear curves through the points
-//!   the spec lists (the ±1 dB ripple of the flat phase is left out). The tracker counts
-//!   8.625 samples per ms (125 µs sampling plus one 1.6 ms tick). The spec gives the skip
+//! - BuildingsObstaclePropagationLossModel: the measured trace is replaced by the piecewise-linear curves through the points
+//!   listed in docs/models.md (the ±1 dB ripple of the flat phase is left out). The tracker counts
+//!   8.625 samples per ms (125 µs sampling plus one 1.6 ms tick). The model takes the skip
 //!   rule only for a blockage ending during the drop; a blockage starting again during the
 //!   recovery uses the mirror rule (the down trace starts at 340 − n_up), which keeps the
 //!   loss roughly continuous. The 28 GHz trace is also used at 73 GHz.
-//! - A4.3: hUT is clamped to the model's validity range 1.5–22.5 m (a 1 m UE would put the
+//! - TR 38.901 UMi-SC: hUT is clamped to the model's validity range 1.5–22.5 m (a 1 m UE would put the
 //!   breakpoint at 0 m); the optional NLOS variant and blockage model A are left out.
 //!   ns-3 steps the shadowing at every path-loss call (each transmission); here it steps on a
 //!   fixed 1 ms grid of simulated time (`next_update_after`) and when the LOS state changes,
 //!   from a stream of its own, so one seed gives one shadowing realisation whatever the
 //!   traffic: two algorithms compared with the same seed see the same channel. At 30 m/s a
 //!   step moves the UE 3 cm, against correlation distances of 10–13 m.
-//! - A5.1: the 100 Matlab instances are replaced by the spec's lean draw, N(27.5, 2.5²) dB
+//! - MmWaveBeamforming: the 100 Matlab instances are replaced by a lean draw, N(27.5, 2.5²) dB
 //!   clipped to [20, 32] dB, re-drawn at every multiple of 100 ms of simulated time.
-//! - A5.2: the spec gives L_bf ≈ 1 dB (LOS) and ≈ 5 dB, range 3–8 (NLOS) but no distribution.
+//! - MmWave3gppChannel: the strongest-cluster statistics give L_bf ≈ 1 dB (LOS) and ≈ 5 dB, range 3–8 (NLOS) but no distribution.
 //!   Chosen: N(1, 0.5²) clipped to [0, 2.5] in LOS and N(5, 1.3²) clipped to [3, 8] in NLOS
-//!   (the spreads follow the strongest-cluster percentiles of A5.2), one standard-normal draw
+//!   (the spreads follow the strongest-cluster percentiles of MmWave3gppChannel), one standard-normal draw
 //!   per 100 ms shared by both states, so a LOS/NLOS switch changes the loss at once.
-//! - A5.1 penalty: the table is indexed by operating MCS; it is interpolated here over the
-//!   wideband SNR at each operating point (operating SINR + penalty) and clamped at both
-//!   ends. The 3GPP profile gets no penalty (the spec gives none).
-//! - A5.3 fast fading is off by default (the A5.1 statistics already average the fading over
+//! - MmWaveBeamforming penalty: the table is indexed by operating MCS; it is interpolated here over
+//!   the wideband SNR at each operating point (operating SINR + penalty) and clamped at both ends.
+//!   The 3GPP profile gets no penalty (ns3-mmwave publishes none).
+//! - The fast-fading layer (docs/models.md, fast fading) is off by default (the MmWaveBeamforming statistics already average the fading over
 //!   the band); when on, it is a complex AR(1) process with step correlation
 //!   J0(2π·f_D·Δt) over the time since the previous sample, Rician (K = 9 dB) in LOS and
 //!   Rayleigh in NLOS, with the power floored at −50 dB.
@@ -50,7 +53,7 @@ pub type Point3 = [f64; 3];
 
 /// Speed of light used by TR 38.901 (note to Table 7.4.1-1) for the breakpoint and Doppler.
 const SPEED_OF_LIGHT_MPS: f64 = 3.0e8;
-/// Boltzmann constant × 290 K in dBm/Hz, as ns-3 computes it (A3: −173.98 dBm/Hz).
+/// Boltzmann constant × 290 K in dBm/Hz, as ns-3 computes it (MmWaveSpectrumValueHelper: −173.98 dBm/Hz).
 const THERMAL_NOISE_DBM_PER_HZ: f64 = -173.977_3;
 /// Shortest distance fed to a log-distance formula.
 const MIN_DISTANCE_M: f64 = 1.0;
@@ -93,32 +96,32 @@ fn distance_3d_m(a: Point3, b: Point3) -> f64 {
 }
 
 // ---------------------------------------------------------------------------------------
-// A3: noise and SNR
+// Noise and SNR (ns-3 MmWaveSpectrumValueHelper)
 // ---------------------------------------------------------------------------------------
 
-/// Thermal noise plus noise figure integrated over `bandwidth_hz` (A3), in dBm.
+/// Thermal noise plus noise figure integrated over `bandwidth_hz` (ns-3 MmWaveSpectrumValueHelper), in dBm.
 pub fn noise_power_dbm(bandwidth_hz: f64, noise_figure_db: f64) -> f64 {
     THERMAL_NOISE_DBM_PER_HZ + lin_to_db(bandwidth_hz) + noise_figure_db
 }
 
-/// Wideband SNR (A3): P_tx + G − PL − N, all in dB/dBm. With one eNB there is no
+/// Wideband SNR: P_tx + G − PL − N, all in dB/dBm. With one eNB there is no
 /// interference, so this is also the SINR.
 pub fn snr_db(tx_power_dbm: f64, gain_db: f64, path_loss_db: f64, noise_dbm: f64) -> f64 {
     tx_power_dbm + gain_db - path_loss_db - noise_dbm
 }
 
 // ---------------------------------------------------------------------------------------
-// A4.1: NYU 28/73 GHz path loss
+// MmWavePropagationLossModel: NYU 28/73 GHz path loss
 // ---------------------------------------------------------------------------------------
 
-/// The two carriers the NYU model has measurements for (A4.1).
+/// The two carriers the NYU model has measurements for (MmWavePropagationLossModel).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NyuBand {
     Ghz28,
     Ghz73,
 }
 
-/// NYU α + 10·β·log10(d) fit with its shadowing spread (A4.1 table).
+/// NYU α + 10·β·log10(d) fit with its shadowing spread (MmWavePropagationLossModel table).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct NyuFit {
     pub alpha_db: f64,
@@ -138,7 +141,7 @@ impl NyuBand {
         }
     }
 
-    /// The LOS or NLOS fit (A4.1 table).
+    /// The LOS or NLOS fit (MmWavePropagationLossModel table).
     pub fn fit(self, los: bool) -> NyuFit {
         let (alpha_db, beta, sigma_db) = match (self, los) {
             (NyuBand::Ghz28, true) => (61.4, 2.0, 5.8),
@@ -157,7 +160,7 @@ impl NyuFit {
     }
 }
 
-/// Link state drawn by the stand-alone NYU model (A4.1).
+/// Link state drawn by the stand-alone NYU model (MmWavePropagationLossModel).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NyuLinkState {
     Los,
@@ -165,7 +168,7 @@ pub enum NyuLinkState {
     Outage,
 }
 
-/// The stand-alone `MmWavePropagationLossModel` (A4.1): the state and one shadowing value are
+/// The stand-alone `MmWavePropagationLossModel`: the state and one shadowing value are
 /// drawn once per link, from the distance at the first evaluation, and kept for its life.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct NyuStatisticalLink {
@@ -174,11 +177,11 @@ pub struct NyuStatisticalLink {
     pub shadowing_db: f64,
 }
 
-/// Loss applied to a link in outage (A4.1).
+/// Loss applied to a link in outage (MmWavePropagationLossModel).
 pub const NYU_OUTAGE_LOSS_DB: f64 = 500.0;
 
 impl NyuStatisticalLink {
-    /// Outage and LOS probabilities at 2-D/3-D distance `d_m` (A4.1).
+    /// Outage and LOS probabilities at 2-D/3-D distance `d_m` (MmWavePropagationLossModel).
     pub fn probabilities(d_m: f64) -> (f64, f64) {
         let p_out = (1.0 - (-0.0334 * d_m + 5.2).exp()).max(0.0);
         let p_los = (1.0 - p_out) * (-0.0149 * d_m).exp();
@@ -208,27 +211,25 @@ impl NyuStatisticalLink {
 }
 
 // ---------------------------------------------------------------------------------------
-// A4.2: buildings-obstacle blockage trace and LOS tracker
+// BuildingsObstaclePropagationLossModel: buildings-obstacle blockage trace and LOS tracker
 // ---------------------------------------------------------------------------------------
 
-/// LOS-tracker samples per ms: one per 125 µs plus one per 1.6 ms (A4.2), i.e. 69/8.
+/// LOS-tracker samples per ms: one per 125 µs plus one per 1.6 ms (BuildingsObstaclePropagationLossModel), i.e. 69/8.
 const TRACKER_SAMPLES_PER_MS_NUM: u128 = 69;
 const TRACKER_SAMPLES_PER_MS_DEN: u128 = 8;
 /// Trace length; the drop index is capped at its last sample and the tracker resets to pure
-/// LOS after this many recovery samples (A4.2).
+/// LOS after this many recovery samples (BuildingsObstaclePropagationLossModel).
 const TRACE_SAMPLES: u32 = 340;
 
-/// Extra loss (dB) over the LOS path loss by tracker samples since blockage began (A4.2).
-const DROP_TRACE: [(f64, f64); 7] =
-    [(0.0, 0.0), (185.0, 0.0), (188.0, 3.0), (221.0, 10.0), (280.0, 20.0), (305.0, 30.0), (339.0, 35.96)];
-/// Extra loss (dB) by tracker samples since LOS returned (A4.2): starts deeper than the flat
+/// Extra loss (dB) over the LOS path loss by tracker samples since blockage began
+/// (BuildingsObstaclePropagationLossModel).
+const DROP_TRACE: [(f64, f64); 7] = [(0.0, 0.0), (185.0, 0.0), (188.0, 3.0), (221.0, 10.0), (280.0, 20.0), (305.0, 30.0), (339.0, 35.96)];
+/// Extra loss (dB) by tracker samples since LOS returned (BuildingsObstaclePropagationLossModel): starts deeper than the flat
 /// NLOS value, ≈ 0 from sample 140.
-const RECOVERY_TRACE: [(f64, f64); 6] =
-    [(0.0, 44.6), (29.0, 30.0), (68.0, 20.0), (108.0, 10.0), (127.0, 3.0), (140.0, 0.0)];
+const RECOVERY_TRACE: [(f64, f64); 6] = [(0.0, 44.6), (29.0, 30.0), (68.0, 20.0), (108.0, 10.0), (127.0, 3.0), (140.0, 0.0)];
 
 fn tracker_samples(elapsed: SimDuration) -> u32 {
-    let n = elapsed.as_nanos() as u128 * TRACKER_SAMPLES_PER_MS_NUM
-        / (TRACKER_SAMPLES_PER_MS_DEN * 1_000_000);
+    let n = elapsed.as_nanos() as u128 * TRACKER_SAMPLES_PER_MS_NUM / (TRACKER_SAMPLES_PER_MS_DEN * 1_000_000);
     n.min(u32::MAX as u128) as u32
 }
 
@@ -238,12 +239,18 @@ enum TrackerPhase {
     Unknown,
     Los,
     /// Blocked at `since`; the trace index is `start + samples since`.
-    Dropping { since: SimTime, start: u32 },
+    Dropping {
+        since: SimTime,
+        start: u32,
+    },
     /// LOS again at `since`; the trace index is `start + samples since`.
-    Recovering { since: SimTime, start: u32 },
+    Recovering {
+        since: SimTime,
+        start: u32,
+    },
 }
 
-/// The LOS tracker of `BuildingsObstaclePropagationLossModel` (A4.2): turns the geometric
+/// The LOS tracker of `BuildingsObstaclePropagationLossModel`: turns the geometric
 /// LOS flag into the extra blockage loss added to the NYU LOS path loss.
 #[derive(Clone, Copy, Debug)]
 pub struct LosTracker {
@@ -279,48 +286,42 @@ impl LosTracker {
                     TrackerPhase::Dropping { since: now, start: TRACE_SAMPLES - n_up }
                 }
             }
-            (TrackerPhase::Recovering { since, start }, true) if index(since, start) >= TRACE_SAMPLES => {
-                TrackerPhase::Los
-            }
+            (TrackerPhase::Recovering { since, start }, true) if index(since, start) >= TRACE_SAMPLES => TrackerPhase::Los,
             (phase, _) => phase,
         };
         match self.phase {
             TrackerPhase::Unknown | TrackerPhase::Los => 0.0,
-            TrackerPhase::Dropping { since, start } => {
-                interpolate(&DROP_TRACE, index(since, start).min(TRACE_SAMPLES - 1) as f64)
-            }
+            TrackerPhase::Dropping { since, start } => interpolate(&DROP_TRACE, index(since, start).min(TRACE_SAMPLES - 1) as f64),
             TrackerPhase::Recovering { since, start } => interpolate(&RECOVERY_TRACE, index(since, start) as f64),
         }
     }
 }
 
 // ---------------------------------------------------------------------------------------
-// A4.3: 3GPP TR 38.901 UMi-Street Canyon
+// TR 38.901 UMi-SC: 3GPP TR 38.901 UMi-Street Canyon
 // ---------------------------------------------------------------------------------------
 
-/// UT height validity range of UMi-Street Canyon (TR 38.901 Table 7.4.1-1; A4.3).
+/// UT height validity range of UMi-Street Canyon (TR 38.901 Table 7.4.1-1; TR 38.901 UMi-SC).
 const UMI_HUT_RANGE_M: (f64, f64) = (1.5, 22.5);
 /// Effective environment height hE = 1 m for UMi (TR 38.901 note 1 to Table 7.4.1-1).
 const UMI_ENV_HEIGHT_M: f64 = 1.0;
-/// Shadowing standard deviations, LOS / NLOS (TR 38.901 Table 7.4.1-1; A4.3).
+/// Shadowing standard deviations, LOS / NLOS (TR 38.901 Table 7.4.1-1; TR 38.901 UMi-SC).
 pub const UMI_LOS_SIGMA_DB: f64 = 4.0;
 pub const UMI_NLOS_SIGMA_DB: f64 = 7.82;
-/// Shadowing decorrelation distances, LOS / NLOS (TR 38.901 Table 7.5-6; A4.3).
+/// Shadowing decorrelation distances, LOS / NLOS (TR 38.901 Table 7.5-6; TR 38.901 UMi-SC).
 pub const UMI_LOS_DCORR_M: f64 = 10.0;
 pub const UMI_NLOS_DCORR_M: f64 = 13.0;
 
-/// UMi-Street Canyon mean path loss in dB (A4.3), without shadowing.
+/// UMi-Street Canyon mean path loss in dB (TR 38.901 UMi-SC), without shadowing.
 pub fn umi_path_loss_db(los: bool, carrier_hz: f64, d2d_m: f64, d3d_m: f64, hbs_m: f64, hut_m: f64) -> f64 {
     let fc_ghz = carrier_hz / 1e9;
     let hut_m = hut_m.clamp(UMI_HUT_RANGE_M.0, UMI_HUT_RANGE_M.1);
     let d3d_m = d3d_m.max(MIN_DISTANCE_M);
-    let breakpoint_m =
-        4.0 * (hbs_m - UMI_ENV_HEIGHT_M) * (hut_m - UMI_ENV_HEIGHT_M) * carrier_hz / SPEED_OF_LIGHT_MPS;
+    let breakpoint_m = 4.0 * (hbs_m - UMI_ENV_HEIGHT_M) * (hut_m - UMI_ENV_HEIGHT_M) * carrier_hz / SPEED_OF_LIGHT_MPS;
     let pl_los = if d2d_m <= breakpoint_m {
         32.4 + 21.0 * d3d_m.log10() + 20.0 * fc_ghz.log10()
     } else {
-        32.4 + 40.0 * d3d_m.log10() + 20.0 * fc_ghz.log10()
-            - 9.5 * (breakpoint_m.powi(2) + (hbs_m - hut_m).powi(2)).log10()
+        32.4 + 40.0 * d3d_m.log10() + 20.0 * fc_ghz.log10() - 9.5 * (breakpoint_m.powi(2) + (hbs_m - hut_m).powi(2)).log10()
     };
     if los {
         return pl_los;
@@ -329,7 +330,7 @@ pub fn umi_path_loss_db(los: bool, carrier_hz: f64, d2d_m: f64, d3d_m: f64, hbs_
     pl_los.max(pl_nlos)
 }
 
-/// UMi statistical LOS probability (A4.3), for use when buildings are not modelled.
+/// UMi statistical LOS probability (TR 38.901 UMi-SC), for use when buildings are not modelled.
 pub fn umi_los_probability(d2d_m: f64) -> f64 {
     if d2d_m <= 18.0 {
         1.0
@@ -338,7 +339,7 @@ pub fn umi_los_probability(d2d_m: f64) -> f64 {
     }
 }
 
-/// Shadowing correlated along the UE track (A4.3): S ← R·S + √(1−R²)·σ·N(0,1) with
+/// Shadowing correlated along the UE track (TR 38.901 UMi-SC): S ← R·S + √(1−R²)·σ·N(0,1) with
 /// R = exp(−Δd/d_corr), Δd the 2-D UE displacement since the previous draw.
 #[derive(Clone, Copy, Debug)]
 pub struct CorrelatedShadowing {
@@ -368,16 +369,16 @@ impl CorrelatedShadowing {
 }
 
 // ---------------------------------------------------------------------------------------
-// A5: beamforming + fading gain, fast fading, frequency-selectivity penalty
+// beamforming gain: beamforming + fading gain, fast fading, frequency-selectivity penalty
 // ---------------------------------------------------------------------------------------
 
 /// Step of the 3GPP shadowing's time grid (header).
 pub const SHADOWING_UPDATE_PERIOD: SimDuration = SimDuration::from_millis(1);
 
-/// Beamforming gain re-draw period: `LongTermUpdatePeriod` (A5.1) / channel `UpdatePeriod`
-/// of the examples (A5.2).
+/// Beamforming gain re-draw period: `LongTermUpdatePeriod` (MmWaveBeamforming) / channel `UpdatePeriod`
+/// of the examples (MmWave3gppChannel).
 pub const BF_UPDATE_PERIOD: SimDuration = SimDuration::from_millis(100);
-/// Ideal coherent array gain, 10·log10(64·16) (A5.1, A5.2).
+/// Ideal coherent array gain, 10·log10(64·16) (MmWaveBeamforming, MmWave3gppChannel).
 pub const IDEAL_ARRAY_GAIN_DB: f64 = 30.103;
 
 /// A normal law in dB, clipped to a range; evaluated at a standard-normal draw.
@@ -395,22 +396,22 @@ impl ClippedNormalDb {
     }
 }
 
-/// NYU wideband BF + fading gain (A5.1 lean model).
+/// NYU wideband BF + fading gain (MmWaveBeamforming lean model).
 const NYU_BF_GAIN: ClippedNormalDb = ClippedNormalDb { mean_db: 27.5, sigma_db: 2.5, min_db: 20.0, max_db: 32.0 };
-/// 3GPP beamforming loss below the ideal array gain (A5.2; spread chosen, see header).
+/// 3GPP beamforming loss below the ideal array gain (MmWave3gppChannel; spread chosen, see header).
 const UMI_LOS_BF_LOSS: ClippedNormalDb = ClippedNormalDb { mean_db: 1.0, sigma_db: 0.5, min_db: 0.0, max_db: 2.5 };
 const UMI_NLOS_BF_LOSS: ClippedNormalDb = ClippedNormalDb { mean_db: 5.0, sigma_db: 1.3, min_db: 3.0, max_db: 8.0 };
 
-/// Wideband SNR − effective SINR of the frequency-selective NYU channel (A5.1 table), as
-/// (wideband SNR at the operating point, penalty): MCS 0, 8, 20, 28.
+/// Wideband SNR − effective SINR of the frequency-selective NYU channel (MmWaveBeamforming table),
+/// as (wideband SNR at the operating point, penalty): MCS 0, 8, 20, 28.
 const NYU_SELECTIVITY_PENALTY: [(f64, f64); 4] = [(-5.5, 0.5), (3.6, 1.6), (15.2, 2.2), (26.2, 4.2)];
 
-/// Effective-SINR penalty of the NYU channel at wideband SNR `snr_db` (A5.1).
+/// Effective-SINR penalty of the NYU channel at wideband SNR `snr_db` (MmWaveBeamforming).
 pub fn nyu_selectivity_penalty_db(snr_db: f64) -> f64 {
     interpolate(&NYU_SELECTIVITY_PENALTY, snr_db)
 }
 
-/// Rician K-factor of the LOS fast fading (A5.3: K ≈ 9 dB, TR 38.901 Table 7.5-6 UMi LOS).
+/// Rician K-factor of the LOS fast fading (docs/models.md, fast fading: K ≈ 9 dB, TR 38.901 Table 7.5-6 UMi LOS).
 const LOS_RICIAN_K_DB: f64 = 9.0;
 /// Floor of the fast-fading power gain, to keep the dB value finite.
 const FADING_FLOOR_DB: f64 = -50.0;
@@ -423,10 +424,8 @@ fn polynomial(coefficients: &[f64], y: f64) -> f64 {
 /// Bessel J0 (Abramowitz & Stegun 9.4.1 for |x| ≤ 3, 9.4.3 beyond; |error| < 1e-7).
 fn bessel_j0(x: f64) -> f64 {
     const SMALL: [f64; 7] = [1.0, -2.249_999_7, 1.265_620_8, -0.316_386_6, 0.044_447_9, -0.003_944_4, 0.000_210_0];
-    const MODULUS: [f64; 7] =
-        [0.797_884_56, -0.000_000_77, -0.005_527_40, -0.000_095_12, 0.001_372_37, -0.000_728_05, 0.000_144_76];
-    const PHASE: [f64; 7] =
-        [0.0, -0.041_663_97, -0.000_039_54, 0.002_625_73, -0.000_541_25, -0.000_293_33, 0.000_135_58];
+    const MODULUS: [f64; 7] = [0.797_884_56, -0.000_000_77, -0.005_527_40, -0.000_095_12, 0.001_372_37, -0.000_728_05, 0.000_144_76];
+    const PHASE: [f64; 7] = [0.0, -0.041_663_97, -0.000_039_54, 0.002_625_73, -0.000_541_25, -0.000_293_33, 0.000_135_58];
     let x = x.abs();
     if x <= 3.0 {
         polynomial(&SMALL, (x / 3.0).powi(2))
@@ -437,12 +436,12 @@ fn bessel_j0(x: f64) -> f64 {
     }
 }
 
-/// Maximum Doppler shift f_D = v·fc/c in Hz (A5.1, A5.3).
+/// Maximum Doppler shift f_D = v·fc/c in Hz (MmWaveBeamforming, docs/models.md, fast fading).
 pub fn doppler_hz(speed_mps: f64, carrier_hz: f64) -> f64 {
     speed_mps * carrier_hz / SPEED_OF_LIGHT_MPS
 }
 
-/// Time-correlated small-scale fading (A5.3 layer 5): the scattered part w is a unit-power
+/// Time-correlated small-scale fading (docs/models.md, fast fading): the scattered part w is a unit-power
 /// complex Gaussian AR(1) process with correlation J0(2π·f_D·Δt) between samples Δt apart.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct FastFading {
@@ -474,18 +473,18 @@ impl FastFading {
 // The channel
 // ---------------------------------------------------------------------------------------
 
-/// Reference profiles (A0). MMW-NR21 is a cross-check profile and is not modelled here.
+/// Reference profiles (docs/models.md, profiles). MMW-NR21 is a cross-check profile and is not modelled here.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ChannelProfile {
-    /// NYU LOS path loss + obstacle-model blockage trace (A4.2) + NYU BF gain (A5.1).
+    /// NYU LOS path loss + obstacle-model blockage trace (BuildingsObstaclePropagationLossModel) + NYU BF gain (MmWaveBeamforming).
     MmwV2,
-    /// 3GPP UMi-SC path loss with correlated shadowing (A4.3) + 3GPP BF gain (A5.2).
+    /// 3GPP UMi-SC path loss with correlated shadowing (TR 38.901 UMi-SC) + 3GPP BF gain (MmWave3gppChannel).
     MmwV2ThreeGpp,
 }
 
 impl ChannelProfile {
-    /// The SINR AMC and BLER use for a wideband SINR `sinr_db`: less the A5.1 selectivity
-    /// penalty for the NYU channel, unchanged for 3GPP (the spec gives no penalty).
+    /// The SINR AMC and BLER use for a wideband SINR `sinr_db`: less the MmWaveBeamforming selectivity
+    /// penalty for the NYU channel, unchanged for 3GPP (ns3-mmwave publishes no penalty table for it).
     pub fn effective_sinr_db(self, sinr_db: f64) -> f64 {
         match self {
             ChannelProfile::MmwV2 => sinr_db - nyu_selectivity_penalty_db(sinr_db),
@@ -499,16 +498,16 @@ pub struct ChannelConfig {
     pub profile: ChannelProfile,
     pub carrier_hz: f64,
     pub bandwidth_hz: f64,
-    /// Power of the transmitting side (A3: 30 dBm at both eNB and UE).
+    /// Power of the transmitting side (ns3-mmwave V2.0 defaults: 30 dBm at both eNB and UE).
     pub tx_power_dbm: f64,
-    /// Noise figure of the receiving side (A3: 5 dB at both eNB and UE).
+    /// Noise figure of the receiving side (ns3-mmwave V2.0 defaults: 5 dB at both eNB and UE).
     pub noise_figure_db: f64,
-    /// Add the A5.3 fast-fading layer on top of the BF gain.
+    /// Add the fast-fading layer (docs/models.md, fast fading) on top of the BF gain.
     pub fast_fading: bool,
 }
 
 impl ChannelConfig {
-    /// MMW-V2 defaults (A0, A3): 28 GHz, 1 GHz, 30 dBm, NF 5 dB.
+    /// MMW-V2 defaults (docs/models.md, profiles): 28 GHz, 1 GHz, 30 dBm, NF 5 dB.
     pub fn mmw_v2() -> Self {
         ChannelConfig {
             profile: ChannelProfile::MmwV2,
@@ -520,7 +519,7 @@ impl ChannelConfig {
         }
     }
 
-    /// MMW-V2-3GPP defaults: as MMW-V2 with the 3GPP channel (A0).
+    /// MMW-V2-3GPP defaults: as MMW-V2 with the 3GPP channel (docs/models.md, profiles).
     pub fn mmw_v2_3gpp() -> Self {
         ChannelConfig { profile: ChannelProfile::MmwV2ThreeGpp, ..Self::mmw_v2() }
     }
@@ -557,9 +556,9 @@ pub struct ChannelInput {
     pub now: SimTime,
     pub enb_pos_m: Point3,
     pub ue_pos_m: Point3,
-    /// Speed used for the Doppler of the fast-fading layer (V2.0 used vx + vy + vz, A5.1).
+    /// Speed used for the Doppler of the fast-fading layer (V2.0 used vx + vy + vz, MmWaveBeamforming).
     pub ue_speed_mps: f64,
-    /// Geometric line of sight (A1): the 2-D test for MMW-V2, the 3-D test for MMW-V2-3GPP.
+    /// Geometric line of sight (ns-3 buildings LOS test): the 2-D test for MMW-V2, the 3-D test for MMW-V2-3GPP.
     pub los: bool,
 }
 
@@ -568,20 +567,23 @@ pub struct ChannelInput {
 pub struct ChannelSample {
     /// Path loss including blockage trace (MMW-V2) or shadowing (MMW-V2-3GPP).
     pub path_loss_db: f64,
-    /// Beamforming + wideband fading gain (A5.1 / A5.2).
+    /// Beamforming + wideband fading gain (MmWaveBeamforming / MmWave3gppChannel).
     pub bf_gain_db: f64,
     /// Fast-fading gain (0 when the layer is off).
     pub fading_db: f64,
-    /// Wideband SNR (= SINR with one cell), A3.
+    /// Wideband SNR (= SINR with one cell).
     pub sinr_db: f64,
-    /// SINR after the frequency-selectivity penalty, for AMC and BLER (A5.1).
+    /// SINR after the frequency-selectivity penalty, for AMC and BLER (MmWaveBeamforming).
     pub effective_sinr_db: f64,
 }
 
 /// Per-profile path-loss state.
 #[derive(Clone, Debug)]
 enum PathLoss {
-    Obstacle { los_fit: NyuFit, tracker: LosTracker },
+    Obstacle {
+        los_fit: NyuFit,
+        tracker: LosTracker,
+    },
     ThreeGpp {
         los_shadowing: CorrelatedShadowing,
         nlos_shadowing: CorrelatedShadowing,
@@ -647,7 +649,7 @@ impl Channel {
         &self.config
     }
 
-    /// Receiver noise power over the whole carrier (A3).
+    /// Receiver noise power over the whole carrier (ns-3 MmWaveSpectrumValueHelper).
     pub fn noise_dbm(&self) -> f64 {
         self.noise_dbm
     }
@@ -672,14 +674,8 @@ impl Channel {
         let path_loss_db = match &mut self.path_loss {
             PathLoss::Obstacle { los_fit, tracker } => los_fit.path_loss_db(d3d_m) + tracker.extra_loss_db(now, los),
             PathLoss::ThreeGpp { los_shadowing, nlos_shadowing, held, rng } => {
-                let mean_db = umi_path_loss_db(
-                    los,
-                    self.config.carrier_hz,
-                    distance_2d_m(enb_pos_m, ue_pos_m),
-                    d3d_m,
-                    enb_pos_m[2],
-                    ue_pos_m[2],
-                );
+                let mean_db =
+                    umi_path_loss_db(los, self.config.carrier_hz, distance_2d_m(enb_pos_m, ue_pos_m), d3d_m, enb_pos_m[2], ue_pos_m[2]);
                 let step = now.as_nanos() / SHADOWING_UPDATE_PERIOD.as_nanos();
                 let value = match *held {
                     Some((k, state, value)) if k == step && state == los => value,
@@ -695,9 +691,7 @@ impl Channel {
         let z = self.bf_draw(now);
         let bf_gain_db = match self.config.profile {
             ChannelProfile::MmwV2 => NYU_BF_GAIN.at(z),
-            ChannelProfile::MmwV2ThreeGpp => {
-                IDEAL_ARRAY_GAIN_DB - if los { UMI_LOS_BF_LOSS.at(z) } else { UMI_NLOS_BF_LOSS.at(z) }
-            }
+            ChannelProfile::MmwV2ThreeGpp => IDEAL_ARRAY_GAIN_DB - if los { UMI_LOS_BF_LOSS.at(z) } else { UMI_NLOS_BF_LOSS.at(z) },
         };
         let fading_db = if self.config.fast_fading {
             let doppler = doppler_hz(ue_speed_mps.abs(), self.config.carrier_hz);
@@ -759,7 +753,7 @@ mod tests {
         d2d_m.hypot(8.5)
     }
 
-    // ---- A3 ----
+    // ---- noise and SNR ----
 
     #[test]
     fn m1_noise_over_1ghz_with_nf_5db_is_minus_79_dbm() {
@@ -770,7 +764,7 @@ mod tests {
         assert_eq!(ch.noise_dbm(), noise_power_dbm(1e9, 5.0));
     }
 
-    // ---- A4.1 ----
+    // ---- MmWavePropagationLossModel ----
 
     #[test]
     fn m2_nyu_los_path_loss_at_study_distances() {
@@ -788,7 +782,7 @@ mod tests {
     fn nyu_statistical_link_draws_state_by_distance() {
         let (p_out, p_los) = NyuStatisticalLink::probabilities(59.5);
         assert_eq!(p_out, 0.0);
-        assert_near(p_los, 0.41, 0.005, "P(LOS) at 59.5 m (A0)");
+        assert_near(p_los, 0.41, 0.005, "P(LOS) at 59.5 m (docs/models.md, profiles)");
         let (p_out, p_los) = NyuStatisticalLink::probabilities(200.0);
         assert_near(p_out, 1.0 - (-1.48f64).exp(), 1e-12, "P(out) at 200 m");
         assert_near(p_los, (-1.48f64).exp() * (-2.98f64).exp(), 1e-12, "P(LOS) at 200 m");
@@ -798,8 +792,7 @@ mod tests {
         let share = |s| links.iter().filter(|l| l.state == s).count() as f64 / links.len() as f64;
         assert_near(share(NyuLinkState::Outage), p_out, 0.01, "outage share");
         assert_near(share(NyuLinkState::Los), p_los, 0.005, "LOS share");
-        let nlos: Vec<f64> =
-            links.iter().filter(|l| l.state == NyuLinkState::Nlos).map(|l| l.shadowing_db).collect();
+        let nlos: Vec<f64> = links.iter().filter(|l| l.state == NyuLinkState::Nlos).map(|l| l.shadowing_db).collect();
         assert_near(mean_std(&nlos).1, 8.7, 0.4, "NLOS shadowing σ");
         let out = links.iter().find(|l| l.state == NyuLinkState::Outage).unwrap();
         assert_eq!(out.path_loss_db(200.0), NYU_OUTAGE_LOSS_DB);
@@ -807,7 +800,7 @@ mod tests {
         assert_near(l.path_loss_db(200.0), NyuBand::Ghz28.fit(false).path_loss_db(200.0) + l.shadowing_db, 1e-9, "");
     }
 
-    // ---- A4.2 ----
+    // ---- BuildingsObstaclePropagationLossModel ----
 
     /// Extra loss sampled every 125 µs over `[from_ms, to_ms)`, with the LOS flag by time.
     fn tracker_run(tracker: &mut LosTracker, from_ms: f64, to_ms: f64, los: impl Fn(f64) -> bool) -> Vec<(f64, f64)> {
@@ -835,7 +828,7 @@ mod tests {
         assert!((0.9 * 21.5..=1.1 * 21.8).contains(&leaves_flat_ms), "flat phase ends at {leaves_flat_ms} ms");
         let complete_ms = first_time(&drop, |l| l >= 35.96) - 1000.0;
         assert!((0.9 * 39.4..=1.1 * 39.4).contains(&complete_ms), "drop completes at {complete_ms} ms");
-        // The spec's table of the drop: extra loss reached by time after blockage.
+        // The reference table of the drop (docs/models.md, blockage): extra loss reached by time after blockage.
         for (loss, at_ms) in [(3.0, 21.8), (10.0, 25.6), (20.0, 32.5), (30.0, 35.4)] {
             assert_near(first_time(&drop, |l| l >= loss) - 1000.0, at_ms, 0.2, &format!("{loss} dB point"));
         }
@@ -886,13 +879,7 @@ mod tests {
     #[test]
     fn m3_obstacle_channel_nlos_minus_los_is_36_db_at_any_distance() {
         for d in [30.0, 59.5, 150.0] {
-            let input = |now, los| ChannelInput {
-                now,
-                enb_pos_m: [0.0, 0.0, 30.0],
-                ue_pos_m: [d, 0.0, 30.0],
-                ue_speed_mps: 0.0,
-                los,
-            };
+            let input = |now, los| ChannelInput { now, enb_pos_m: [0.0, 0.0, 30.0], ue_pos_m: [d, 0.0, 30.0], ue_speed_mps: 0.0, los };
             let mut ch = Channel::new(ChannelConfig::mmw_v2(), SimRng::stream(5, "c")).unwrap();
             let los = ch.sample(&input(ms(10.0), true));
             ch.sample(&input(ms(40.0), false)); // blockage begins
@@ -903,18 +890,12 @@ mod tests {
         }
     }
 
-    // ---- A4.3 ----
+    // ---- TR 38.901 UMi-SC ----
 
     #[test]
     fn m4_umi_path_loss_table() {
-        // (d2D, PL_LOS, PL_NLOS) of the A4.3 table.
-        let table = [
-            (30.0, 92.7, 106.0),
-            (50.0, 97.2, 113.4),
-            (100.0, 103.4, 123.9),
-            (150.0, 107.1, 130.1),
-            (200.0, 109.7, 134.5),
-        ];
+        // (d2D, PL_LOS, PL_NLOS) of the TR 38.901 UMi-SC table.
+        let table = [(30.0, 92.7, 106.0), (50.0, 97.2, 113.4), (100.0, 103.4, 123.9), (150.0, 107.1, 130.1), (200.0, 109.7, 134.5)];
         for (d2d, los, nlos) in table {
             let pl = |l| umi_path_loss_db(l, 28e9, d2d, umi_d3d(d2d), 10.0, 1.5);
             assert_near(pl(true), los, 0.05, &format!("LOS at {d2d} m"));
@@ -969,13 +950,7 @@ mod tests {
     #[test]
     fn threegpp_channel_keeps_one_shadowing_process_per_state() {
         let mut ch = Channel::new(ChannelConfig::mmw_v2_3gpp(), SimRng::stream(2, "c")).unwrap();
-        let input = |t, y, los| ChannelInput {
-            now: ms(t),
-            enb_pos_m: [0.0, 0.0, 10.0],
-            ue_pos_m: [100.0, y, 1.5],
-            ue_speed_mps: 1.0,
-            los,
-        };
+        let input = |t, y, los| ChannelInput { now: ms(t), enb_pos_m: [0.0, 0.0, 10.0], ue_pos_m: [100.0, y, 1.5], ue_speed_mps: 1.0, los };
         let mean = |los| umi_path_loss_db(los, 28e9, 100.0, umi_d3d(100.0), 10.0, 1.5);
         let los1 = ch.sample(&input(1.0, 0.0, true)).path_loss_db - mean(true);
         let nlos1 = ch.sample(&input(2.0, 0.0, false)).path_loss_db - mean(false);
@@ -988,7 +963,7 @@ mod tests {
         assert_near(s.path_loss_db - mean(false), nlos1, 1e-9, "NLOS process kept too");
     }
 
-    // ---- A5 ----
+    // ---- beamforming gain ----
 
     /// BF gain at every ms for `secs` seconds, one value per 100 ms epoch.
     fn bf_epochs(config: ChannelConfig, los: bool, secs: u64) -> Vec<f64> {
@@ -1068,7 +1043,7 @@ mod tests {
         assert_near(nyu_selectivity_penalty_db(9.4), 1.9, 1e-9, "midway MCS 8–20");
     }
 
-    /// A12 worked SNRs: P_tx + G − PL − N with the spec's rounded noise of −79.0 dBm.
+    /// Worked SNRs of docs/validation.md, mmWave capacity: P_tx + G − PL − N with the rounded noise of −79.0 dBm.
     #[test]
     fn a12_study_sinrs() {
         let noise = noise_power_dbm(1e9, 5.0);
@@ -1086,11 +1061,11 @@ mod tests {
         let nlos = los - 36.0;
         assert_near(nlos, -4.4, 0.1, "V2.0 example NLOS");
         assert_near(nlos - nyu_selectivity_penalty_db(nlos), -5.0, 0.1, "V2.0 example NLOS effective");
-        // Study (b), 3GPP UMi: the spec's LOS numbers use G = 29 dB.
+        // Study (b), 3GPP UMi: the docs/validation.md LOS numbers use G = 29 dB.
         let umi = |los, d2d: f64| umi_path_loss_db(los, 28e9, d2d, umi_d3d(d2d), 10.0, 1.5);
         assert_near(snr_db(30.0, 29.0, umi(true, 50.0), noise), 40.9, 0.1, "study (b) LOS 50 m");
         assert_near(snr_db(30.0, 29.0, umi(true, 100.0), noise), 34.6, 0.1, "study (b) LOS 100 m");
-        // NLOS with the model's mean gain 30.1 − 5 dB; the spec's 19.7 / 9.2 / 3 use 29 − 5.
+        // NLOS with the model's mean gain 30.1 − 5 dB; the reference 19.7 / 9.2 / 3 use 29 − 5.
         let g_nlos = IDEAL_ARRAY_GAIN_DB - 5.0;
         assert_near(snr_db(30.0, g_nlos, umi(false, 50.0), noise), 20.7, 0.1, "study (b) NLOS 50 m");
         assert_near(snr_db(30.0, g_nlos, umi(false, 100.0), noise), 10.2, 0.1, "study (b) NLOS 100 m");

@@ -1,20 +1,20 @@
-//! Geometry and line of sight for the mmWave cell (radio-models.md A1): 3-D positions and
+//! Geometry and line of sight for the mmWave cell (ns-3 buildings LOS test): 3-D positions and
 //! velocities, buildings as axis-aligned boxes, the eNB→UE line-of-sight test in its two
 //! flavours, and the exact blockage interval of a UE moving in a straight line (used by
 //! `mobility::LosTimeline` to time LOS/NLOS transitions).
 //!
-//! - `LosTest::Box3d` (3GPP-buildings model, MMW-V2-3GPP): NLOS when the straight segment
-//!   eNB→UE crosses a building box. Implemented with the slab method on t∈[0,1], which A1 states
-//!   is equivalent to the source's separating-axis test.
+//! - `LosTest::Box3d` (3GPP-buildings model, MMW-V2-3GPP): NLOS when the straight segment eNB→UE
+//!   crosses a building box. Implemented with the slab method on t∈[0,1], which is equivalent to
+//!   the source's separating-axis test.
 //! - `LosTest::Footprint2d` (`BuildingsObstaclePropagationLossModel` + LOS tracker, MMW-V2):
 //!   building height is ignored; NLOS when the segment, projected on the ground plane, crosses
-//!   the building's rectangle. A1 recommends this over the source's azimuth-between-corners test
-//!   and states they agree for the scenarios here.
+//!   the building's rectangle. This replaces ns-3's azimuth-between-corners test
+//!   and agrees with it for the scenarios here.
 //!
 //! Choices and simplifications (reported):
 //! - Both tests use the *open* box: a segment that only touches a face, an edge or a corner is
 //!   LOS. This follows the source's strict "azimuth strictly between the corners" comparison
-//!   and A0's "blocked while |y| < 5 m"; ns-3's 3-D separating-axis test counts touching as an
+//!   and the profile's "blocked while |y| < 5 m" (docs/models.md, profiles); ns-3's 3-D separating-axis test counts touching as an
 //!   intersection. The two differ only on measure-zero configurations (single instants). The
 //!   open box also lets an eNB sit on a roof or a wall without seeing its own building.
 //! - The azimuth test's quirks (corner choice by the sign of the azimuth, endpoint swap outside
@@ -46,25 +46,17 @@ impl Position {
     }
     /// 3-D distance (d3D of the path-loss models).
     pub fn distance_m(self, other: Position) -> f64 {
-        let (dx, dy, dz) = (
-            other.x_m - self.x_m,
-            other.y_m - self.y_m,
-            other.z_m - self.z_m,
-        );
+        let (dx, dy, dz) = (other.x_m - self.x_m, other.y_m - self.y_m, other.z_m - self.z_m);
         (dx * dx + dy * dy + dz * dz).sqrt()
     }
     /// Distance on the ground plane (d2D of the 3GPP model, which also drives the shadowing
-    /// decorrelation, A4.3).
+    /// decorrelation, TR 38.901 UMi-SC).
     pub fn distance_2d_m(self, other: Position) -> f64 {
         (other.x_m - self.x_m).hypot(other.y_m - self.y_m)
     }
     /// The position reached after moving at `velocity` for `dt_s` seconds.
     pub fn moved(self, velocity: Velocity, dt_s: f64) -> Position {
-        Position::new(
-            self.x_m + velocity.x_mps * dt_s,
-            self.y_m + velocity.y_mps * dt_s,
-            self.z_m + velocity.z_mps * dt_s,
-        )
+        Position::new(self.x_m + velocity.x_mps * dt_s, self.y_m + velocity.y_mps * dt_s, self.z_m + velocity.z_mps * dt_s)
     }
     pub fn is_finite(self) -> bool {
         self.x_m.is_finite() && self.y_m.is_finite() && self.z_m.is_finite()
@@ -78,25 +70,17 @@ impl Velocity {
     pub const ZERO: Velocity = Velocity::new(0.0, 0.0, 0.0);
 
     pub const fn new(x_mps: f64, y_mps: f64, z_mps: f64) -> Self {
-        Velocity {
-            x_mps,
-            y_mps,
-            z_mps,
-        }
+        Velocity { x_mps, y_mps, z_mps }
     }
     /// The velocity that covers `from`→`to` in `dt_s` seconds.
     pub fn between(from: Position, to: Position, dt_s: f64) -> Velocity {
-        Velocity::new(
-            (to.x_m - from.x_m) / dt_s,
-            (to.y_m - from.y_m) / dt_s,
-            (to.z_m - from.z_m) / dt_s,
-        )
+        Velocity::new((to.x_m - from.x_m) / dt_s, (to.y_m - from.y_m) / dt_s, (to.z_m - from.z_m) / dt_s)
     }
     /// Physical speed |v|.
     pub fn speed_mps(self) -> f64 {
         (self.x_mps * self.x_mps + self.y_mps * self.y_mps + self.z_mps * self.z_mps).sqrt()
     }
-    /// vx + vy + vz: the "speed" ns3-mmwave V2.0 puts in the Doppler frequency (A5.1 quirk).
+    /// vx + vy + vz: the "speed" ns3-mmwave V2.0 puts in the Doppler frequency (MmWaveBeamforming quirk).
     pub fn component_sum_mps(self) -> f64 {
         self.x_mps + self.y_mps + self.z_mps
     }
@@ -108,7 +92,7 @@ impl Velocity {
     }
 }
 
-/// Which line-of-sight test a propagation model uses (A1).
+/// Which line-of-sight test a propagation model uses (ns-3 buildings LOS test).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LosTest {
     /// Ground-plane projection, building height ignored (MMW-V2 obstacle model, study (a)).
@@ -140,10 +124,9 @@ impl fmt::Display for GeometryError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             GeometryError::NonFinite => write!(f, "building coordinates must be finite numbers"),
-            GeometryError::EmptyExtent { axis, min_m, max_m } => write!(
-                f,
-                "building {axis} range [{min_m}, {max_m}] m is empty: the minimum must be below the maximum"
-            ),
+            GeometryError::EmptyExtent { axis, min_m, max_m } => {
+                write!(f, "building {axis} range [{min_m}, {max_m}] m is empty: the minimum must be below the maximum")
+            }
         }
     }
 }
@@ -164,17 +147,10 @@ impl Building {
         }
         for (axis, [lo, hi]) in ['x', 'y', 'z'].into_iter().zip(ranges) {
             if lo >= hi {
-                return Err(GeometryError::EmptyExtent {
-                    axis,
-                    min_m: lo,
-                    max_m: hi,
-                });
+                return Err(GeometryError::EmptyExtent { axis, min_m: lo, max_m: hi });
             }
         }
-        Ok(Building {
-            min: [x_m[0], y_m[0], z_m[0]],
-            max: [x_m[1], y_m[1], z_m[1]],
-        })
+        Ok(Building { min: [x_m[0], y_m[0], z_m[0]], max: [x_m[1], y_m[1], z_m[1]] })
     }
     pub fn min_corner(&self) -> Position {
         Position::new(self.min[0], self.min[1], self.min[2])
@@ -255,21 +231,13 @@ impl Building {
             planes[n + 1] = [-d, -w[k], e[k] - self.min[k]];
             n += 2;
         }
-        for plane in [
-            [1.0, 0.0, 1.0],
-            [-1.0, 0.0, 0.0],
-            [0.0, -1.0, 0.0],
-            [-duration_s, 1.0, 0.0],
-        ] {
+        for plane in [[1.0, 0.0, 1.0], [-1.0, 0.0, 0.0], [0.0, -1.0, 0.0], [-duration_s, 1.0, 0.0]] {
             planes[n] = plane;
             n += 1;
         }
         let planes = &planes[..n];
-        let feasible = |s: f64, u: f64| {
-            planes.iter().all(|&[cs, cu, c]| {
-                cs * s + cu * u <= c + 1e-9 * (1.0 + c.abs() + cs.abs() + cu.abs())
-            })
-        };
+        let feasible =
+            |s: f64, u: f64| planes.iter().all(|&[cs, cu, c]| cs * s + cu * u <= c + 1e-9 * (1.0 + c.abs() + cs.abs() + cu.abs()));
         let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
         for (i, &[a1, b1, c1]) in planes.iter().enumerate() {
             for &[a2, b2, c2] in &planes[i + 1..] {
@@ -288,8 +256,7 @@ impl Building {
         }
         // The interval of the closed box; its interior is the open-box answer unless the
         // segment only grazes the box (then the midpoint is not blocked either).
-        (lo < hi && self.blocks(test, enb, start.moved(velocity, 0.5 * (lo + hi))))
-            .then_some((lo, hi))
+        (lo < hi && self.blocks(test, enb, start.moved(velocity, 0.5 * (lo + hi)))).then_some((lo, hi))
     }
 }
 
@@ -308,7 +275,7 @@ pub fn building_containing(p: Position, buildings: &[Building]) -> Option<usize>
 mod tests {
     use super::*;
 
-    /// Study-(a) geometry, radio-models.md A0.
+    /// Study-(a) geometry, docs/models.md, profiles.
     const ENB_A: Position = Position::new(0.0, 0.0, 30.0);
     fn building_a() -> Building {
         Building::new([40.0, 45.0], [-4.0, 4.0], [0.0, 30.0]).unwrap()
@@ -320,7 +287,7 @@ mod tests {
 
     #[test]
     fn study_a_distance_matches_a12() {
-        // A12: d3D ≈ 59.5 m at the start of the track; 57.55 m when abeam of the eNB.
+        // docs/validation.md, mmWave capacity: d3D ≈ 59.5 m at the start of the track; 57.55 m when abeam of the eNB.
         assert!((ENB_A.distance_m(ue_a(15.0)) - 59.475).abs() < 1e-3);
         assert!((ENB_A.distance_m(ue_a(0.0)) - 57.552).abs() < 1e-3);
         assert!((ENB_A.distance_2d_m(ue_a(15.0)) - 52.202).abs() < 1e-3);
@@ -328,23 +295,12 @@ mod tests {
 
     #[test]
     fn study_a_blocked_exactly_while_abs_y_below_5() {
-        // The ray to (50, y) crosses x = 40 at 0.8·y: blocked iff |0.8·y| < 4 (A0).
+        // The ray to (50, y) crosses x = 40 at 0.8·y: blocked iff |0.8·y| < 4 (docs/models.md, profiles).
         let b = building_a();
         for test in BOTH {
-            for (y, blocked) in [
-                (15.0, false),
-                (5.001, false),
-                (4.999, true),
-                (0.0, true),
-                (-4.999, true),
-                (-5.001, false),
-            ] {
+            for (y, blocked) in [(15.0, false), (5.001, false), (4.999, true), (0.0, true), (-4.999, true), (-5.001, false)] {
                 assert_eq!(b.blocks(test, ENB_A, ue_a(y)), blocked, "{test:?} y={y}");
-                assert_eq!(
-                    is_los(test, ENB_A, ue_a(y), &[b]),
-                    !blocked,
-                    "{test:?} y={y}"
-                );
+                assert_eq!(is_los(test, ENB_A, ue_a(y), &[b]), !blocked, "{test:?} y={y}");
             }
         }
     }
@@ -357,32 +313,11 @@ mod tests {
             assert!(!b.blocks(test, ENB_A, ue_a(5.0)), "{test:?}");
             assert!(!b.blocks(test, ENB_A, ue_a(-5.0)), "{test:?}");
             // A segment lying in the plane of the face y = 4.
-            assert!(
-                !b.blocks(
-                    test,
-                    Position::new(0.0, 4.0, 1.0),
-                    Position::new(60.0, 4.0, 1.0)
-                ),
-                "{test:?}"
-            );
+            assert!(!b.blocks(test, Position::new(0.0, 4.0, 1.0), Position::new(60.0, 4.0, 1.0)), "{test:?}");
             // Ending exactly on the near face x = 40.
-            assert!(
-                !b.blocks(
-                    test,
-                    Position::new(0.0, 0.0, 1.0),
-                    Position::new(40.0, 0.0, 1.0)
-                ),
-                "{test:?}"
-            );
+            assert!(!b.blocks(test, Position::new(0.0, 0.0, 1.0), Position::new(40.0, 0.0, 1.0)), "{test:?}");
             // Just beyond it.
-            assert!(
-                b.blocks(
-                    test,
-                    Position::new(0.0, 0.0, 1.0),
-                    Position::new(40.01, 0.0, 1.0)
-                ),
-                "{test:?}"
-            );
+            assert!(b.blocks(test, Position::new(0.0, 0.0, 1.0), Position::new(40.01, 0.0, 1.0)), "{test:?}");
         }
     }
 
@@ -390,10 +325,7 @@ mod tests {
     fn height_matters_only_in_3d() {
         // Over the roof: the segment stays at z = 35 > 30.
         let b = building_a();
-        let (enb, ue) = (
-            Position::new(0.0, 0.0, 35.0),
-            Position::new(60.0, 0.0, 35.0),
-        );
+        let (enb, ue) = (Position::new(0.0, 0.0, 35.0), Position::new(60.0, 0.0, 35.0));
         assert!(!b.blocks(LosTest::Box3d, enb, ue));
         assert!(b.blocks(LosTest::Footprint2d, enb, ue));
         // eNB on the roof (z = 30 is the roof plane) looking away from the building: LOS.
@@ -430,40 +362,22 @@ mod tests {
     #[test]
     fn segment_entry_fraction_is_where_the_interior_starts() {
         let b = building_a();
-        let f =
-            b.segment_entry_fraction(Position::new(30.0, 0.0, 1.0), Position::new(50.0, 0.0, 1.0));
+        let f = b.segment_entry_fraction(Position::new(30.0, 0.0, 1.0), Position::new(50.0, 0.0, 1.0));
         assert_eq!(f, Some(0.5));
-        let f =
-            b.segment_entry_fraction(Position::new(42.0, 0.0, 1.0), Position::new(50.0, 0.0, 1.0));
+        let f = b.segment_entry_fraction(Position::new(42.0, 0.0, 1.0), Position::new(50.0, 0.0, 1.0));
         assert_eq!(f, Some(0.0));
-        assert_eq!(
-            b.segment_entry_fraction(Position::new(30.0, 5.0, 1.0), Position::new(50.0, 5.0, 1.0)),
-            None
-        );
+        assert_eq!(b.segment_entry_fraction(Position::new(30.0, 5.0, 1.0), Position::new(50.0, 5.0, 1.0)), None);
     }
 
     #[test]
     fn bad_buildings_are_rejected() {
         assert_eq!(
             Building::new([45.0, 40.0], [-4.0, 4.0], [0.0, 30.0]),
-            Err(GeometryError::EmptyExtent {
-                axis: 'x',
-                min_m: 45.0,
-                max_m: 40.0
-            })
+            Err(GeometryError::EmptyExtent { axis: 'x', min_m: 45.0, max_m: 40.0 })
         );
-        assert!(matches!(
-            Building::new([40.0, 45.0], [4.0, 4.0], [0.0, 30.0]),
-            Err(GeometryError::EmptyExtent { axis: 'y', .. })
-        ));
-        assert!(matches!(
-            Building::new([40.0, 45.0], [-4.0, 4.0], [0.0, 0.0]),
-            Err(GeometryError::EmptyExtent { axis: 'z', .. })
-        ));
-        assert_eq!(
-            Building::new([40.0, f64::NAN], [-4.0, 4.0], [0.0, 30.0]),
-            Err(GeometryError::NonFinite)
-        );
+        assert!(matches!(Building::new([40.0, 45.0], [4.0, 4.0], [0.0, 30.0]), Err(GeometryError::EmptyExtent { axis: 'y', .. })));
+        assert!(matches!(Building::new([40.0, 45.0], [-4.0, 4.0], [0.0, 0.0]), Err(GeometryError::EmptyExtent { axis: 'z', .. })));
+        assert_eq!(Building::new([40.0, f64::NAN], [-4.0, 4.0], [0.0, 30.0]), Err(GeometryError::NonFinite));
         let b = building_a();
         assert_eq!(b.min_corner(), Position::new(40.0, -4.0, 0.0));
         assert_eq!(b.max_corner(), Position::new(45.0, 4.0, 30.0));
@@ -471,16 +385,11 @@ mod tests {
 
     #[test]
     fn study_a_shadow_interval_is_5_to_10_s() {
-        // UE (50, 15, 1.5) → (50, −15, 1.5) over 15 s: blocked for τ∈(5, 10) s (A0).
+        // UE (50, 15, 1.5) → (50, −15, 1.5) over 15 s: blocked for τ∈(5, 10) s (docs/models.md, profiles).
         let v = Velocity::new(0.0, -2.0, 0.0);
         for test in BOTH {
-            let (lo, hi) = building_a()
-                .shadow_interval_s(test, ENB_A, ue_a(15.0), v, 15.0)
-                .unwrap();
-            assert!(
-                (lo - 5.0).abs() < 1e-9 && (hi - 10.0).abs() < 1e-9,
-                "{test:?} {lo} {hi}"
-            );
+            let (lo, hi) = building_a().shadow_interval_s(test, ENB_A, ue_a(15.0), v, 15.0).unwrap();
+            assert!((lo - 5.0).abs() < 1e-9 && (hi - 10.0).abs() < 1e-9, "{test:?} {lo} {hi}");
         }
     }
 
@@ -489,43 +398,24 @@ mod tests {
         let b = building_a();
         let down = Velocity::new(0.0, -2.0, 0.0);
         // Clipped by the leg: starting at y = 3 (already blocked) for 2 s → (0, 2).
-        let (lo, hi) = b
-            .shadow_interval_s(LosTest::Box3d, ENB_A, ue_a(3.0), down, 2.0)
-            .unwrap();
+        let (lo, hi) = b.shadow_interval_s(LosTest::Box3d, ENB_A, ue_a(3.0), down, 2.0).unwrap();
         assert!(lo.abs() < 1e-9 && (hi - 2.0).abs() < 1e-9);
         // Stops exactly at the edge of the shadow (y = 5): never blocked.
-        assert_eq!(
-            b.shadow_interval_s(LosTest::Box3d, ENB_A, ue_a(15.0), down, 5.0),
-            None
-        );
+        assert_eq!(b.shadow_interval_s(LosTest::Box3d, ENB_A, ue_a(15.0), down, 5.0), None);
         // Standing still in the shadow (a pause): blocked for the whole leg.
-        let (lo, hi) = b
-            .shadow_interval_s(LosTest::Footprint2d, ENB_A, ue_a(0.0), Velocity::ZERO, 3.0)
-            .unwrap();
+        let (lo, hi) = b.shadow_interval_s(LosTest::Footprint2d, ENB_A, ue_a(0.0), Velocity::ZERO, 3.0).unwrap();
         assert!(lo.abs() < 1e-9 && (hi - 3.0).abs() < 1e-9);
         // Standing still in LOS, and a zero-length leg.
-        assert_eq!(
-            b.shadow_interval_s(LosTest::Box3d, ENB_A, ue_a(10.0), Velocity::ZERO, 3.0),
-            None
-        );
-        assert_eq!(
-            b.shadow_interval_s(LosTest::Box3d, ENB_A, ue_a(0.0), down, 0.0),
-            None
-        );
+        assert_eq!(b.shadow_interval_s(LosTest::Box3d, ENB_A, ue_a(10.0), Velocity::ZERO, 3.0), None);
+        assert_eq!(b.shadow_interval_s(LosTest::Box3d, ENB_A, ue_a(0.0), down, 0.0), None);
         // Walking outward on the ray y = 0.1·x through the corner (40, 4): the segment grazes
         // the corner for the whole leg (closed box: blocked throughout; open box: never).
         let ue0 = Position::new(50.0, 5.0, 1.5);
         let radial = Velocity::new(1.0, 0.1, 0.0);
-        assert_eq!(
-            b.shadow_interval_s(LosTest::Footprint2d, ENB_A, ue0, radial, 20.0),
-            None
-        );
+        assert_eq!(b.shadow_interval_s(LosTest::Footprint2d, ENB_A, ue0, radial, 20.0), None);
         // eNB inside the building: always blocked.
         let enb_in = Position::new(42.0, 0.0, 10.0);
-        assert_eq!(
-            b.shadow_interval_s(LosTest::Box3d, enb_in, ue_a(15.0), down, 4.0),
-            Some((0.0, 4.0))
-        );
+        assert_eq!(b.shadow_interval_s(LosTest::Box3d, enb_in, ue_a(15.0), down, 4.0), Some((0.0, 4.0)));
     }
 
     #[test]
@@ -538,20 +428,10 @@ mod tests {
         let low = Building::new([40.0, 45.0], [-4.0, 4.0], [0.0, 5.0]).unwrap();
         let lower = Building::new([40.0, 45.0], [-4.0, 4.0], [0.0, 4.0]).unwrap();
         let v = Velocity::new(0.0, -2.0, 0.0);
-        let (lo, hi) = low
-            .shadow_interval_s(LosTest::Box3d, ENB_A, ue_a(15.0), v, 15.0)
-            .unwrap();
-        assert!(
-            (lo - 5.22).abs() < 1e-9 && (hi - 9.78).abs() < 1e-9,
-            "{lo} {hi}"
-        );
-        assert_eq!(
-            lower.shadow_interval_s(LosTest::Box3d, ENB_A, ue_a(15.0), v, 15.0),
-            None
-        );
-        assert!(lower
-            .shadow_interval_s(LosTest::Footprint2d, ENB_A, ue_a(15.0), v, 15.0)
-            .is_some());
+        let (lo, hi) = low.shadow_interval_s(LosTest::Box3d, ENB_A, ue_a(15.0), v, 15.0).unwrap();
+        assert!((lo - 5.22).abs() < 1e-9 && (hi - 9.78).abs() < 1e-9, "{lo} {hi}");
+        assert_eq!(lower.shadow_interval_s(LosTest::Box3d, ENB_A, ue_a(15.0), v, 15.0), None);
+        assert!(lower.shadow_interval_s(LosTest::Footprint2d, ENB_A, ue_a(15.0), v, 15.0).is_some());
     }
 
     #[test]
@@ -559,13 +439,7 @@ mod tests {
         let v = Velocity::new(3.0, -4.0, 0.0);
         assert_eq!(v.speed_mps(), 5.0);
         assert_eq!(v.component_sum_mps(), -1.0);
-        assert_eq!(
-            Velocity::between(ue_a(15.0), ue_a(-15.0), 15.0),
-            Velocity::new(0.0, -2.0, 0.0)
-        );
-        assert_eq!(
-            ue_a(15.0).moved(Velocity::new(0.0, -2.0, 0.0), 2.5),
-            ue_a(10.0)
-        );
+        assert_eq!(Velocity::between(ue_a(15.0), ue_a(-15.0), 15.0), Velocity::new(0.0, -2.0, 0.0));
+        assert_eq!(ue_a(15.0).moved(Velocity::new(0.0, -2.0, 0.0), 2.5), ue_a(10.0));
     }
 }

@@ -1,6 +1,6 @@
-//! Node mobility for the mmWave cell (radio-models.md A2) and the LOS/NLOS timeline of a moving
-//! UE (A1 geometry applied along the track; the channel drives its blockage model from it, A4.2
-//! and A4.3).
+//! Node mobility for the mmWave cell (ns-3 ConstantVelocity/WaypointMobilityModel) and the LOS/NLOS
+//! timeline of a moving UE (ns-3 buildings LOS test geometry applied along the track; the channel
+//! drives its blockage model from it, BuildingsObstaclePropagationLossModel and TR 38.901 UMi-SC).
 //!
 //! - `Mobility::Stationary`, `Mobility::ConstantVelocity` (p(t) = p0 + v·(t − t0) from t0 on,
 //!   at p0 before) and `Mobility::Waypoints` (piecewise-linear between (time, position)
@@ -20,7 +20,7 @@
 //!   the timeline; the two agree everywhere else.
 //! - Blockage that only grazes a building (a single instant, or a track sliding along the
 //!   boundary of a shadow) is not an NLOS interval.
-//! - The speed used for Doppler (A5.1 quirk: vx + vy + vz) is the channel's business;
+//! - The speed used for Doppler (MmWaveBeamforming quirk: vx + vy + vz) is the channel's business;
 //!   `velocity_at` gives the vector.
 
 use std::fmt;
@@ -63,10 +63,7 @@ impl fmt::Display for MobilityError {
                 write!(f, "waypoint {index}: coordinates must be finite numbers")
             }
             MobilityError::TimeNotIncreasing { index } => {
-                write!(
-                    f,
-                    "waypoint {index}: time must be later than the previous waypoint's"
-                )
+                write!(f, "waypoint {index}: time must be later than the previous waypoint's")
             }
             MobilityError::BadSpeed { speed_mps } => {
                 write!(f, "speed {speed_mps} m/s: must be a finite number above 0")
@@ -101,36 +98,24 @@ impl WaypointPath {
     pub fn then_pause(mut self, duration: SimDuration) -> WaypointPath {
         let last = self.last();
         if duration > SimDuration::ZERO {
-            self.waypoints.push(Waypoint {
-                time: last.time + duration,
-                position: last.position,
-            });
+            self.waypoints.push(Waypoint { time: last.time + duration, position: last.position });
         }
         self
     }
 
     /// Appends a straight move from the current end of the path to `to` at `speed_mps`; the
     /// arrival time is rounded to the nanosecond. Moving to the current end position is a no-op.
-    pub fn then_move_to(
-        mut self,
-        to: Position,
-        speed_mps: f64,
-    ) -> Result<WaypointPath, MobilityError> {
+    pub fn then_move_to(mut self, to: Position, speed_mps: f64) -> Result<WaypointPath, MobilityError> {
         if !(speed_mps.is_finite() && speed_mps > 0.0) {
             return Err(MobilityError::BadSpeed { speed_mps });
         }
         if !to.is_finite() {
-            return Err(MobilityError::NonFinitePosition {
-                index: self.waypoints.len(),
-            });
+            return Err(MobilityError::NonFinitePosition { index: self.waypoints.len() });
         }
         let last = self.last();
         let travel_ns = (last.position.distance_m(to) / speed_mps * 1e9).round();
         if travel_ns >= 1.0 {
-            self.waypoints.push(Waypoint {
-                time: last.time + SimDuration::from_nanos(travel_ns as u64),
-                position: to,
-            });
+            self.waypoints.push(Waypoint { time: last.time + SimDuration::from_nanos(travel_ns as u64), position: to });
         }
         Ok(self)
     }
@@ -150,7 +135,7 @@ impl WaypointPath {
     }
 }
 
-/// How a node moves (A2).
+/// How a node moves (ns-3 ConstantVelocity/WaypointMobilityModel).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Mobility {
     Stationary(Position),
@@ -189,11 +174,9 @@ impl Mobility {
     pub fn position_at(&self, t: SimTime) -> Position {
         match self {
             Mobility::Stationary(p) => *p,
-            Mobility::ConstantVelocity {
-                start_time,
-                start_position,
-                velocity,
-            } => start_position.moved(*velocity, secs(t.saturating_since(*start_time))),
+            Mobility::ConstantVelocity { start_time, start_position, velocity } => {
+                start_position.moved(*velocity, secs(t.saturating_since(*start_time)))
+            }
             Mobility::Waypoints(path) => {
                 let w = path.waypoints();
                 match path.segment_after(t) {
@@ -202,10 +185,7 @@ impl Mobility {
                     i => {
                         let (a, b) = (w[i - 1], w[i]);
                         let elapsed_s = secs(t - a.time);
-                        a.position.moved(
-                            Velocity::between(a.position, b.position, secs(b.time - a.time)),
-                            elapsed_s,
-                        )
+                        a.position.moved(Velocity::between(a.position, b.position, secs(b.time - a.time)), elapsed_s)
                     }
                 }
             }
@@ -216,11 +196,7 @@ impl Mobility {
     pub fn velocity_at(&self, t: SimTime) -> Velocity {
         match self {
             Mobility::Stationary(_) => Velocity::ZERO,
-            Mobility::ConstantVelocity {
-                start_time,
-                velocity,
-                ..
-            } => {
+            Mobility::ConstantVelocity { start_time, velocity, .. } => {
                 if t >= *start_time {
                     *velocity
                 } else {
@@ -232,11 +208,7 @@ impl Mobility {
                 match path.segment_after(t) {
                     0 => Velocity::ZERO,
                     i if i == w.len() => Velocity::ZERO,
-                    i => Velocity::between(
-                        w[i - 1].position,
-                        w[i].position,
-                        secs(w[i].time - w[i - 1].time),
-                    ),
+                    i => Velocity::between(w[i - 1].position, w[i].position, secs(w[i].time - w[i - 1].time)),
                 }
             }
         }
@@ -248,10 +220,7 @@ impl Mobility {
         let pieces: Vec<(SimTime, SimTime, usize)> = match self {
             Mobility::Stationary(_) => vec![(SimTime::ZERO, SimTime::MAX, 0)],
             Mobility::ConstantVelocity { start_time, .. } => {
-                vec![
-                    (SimTime::ZERO, *start_time, 0),
-                    (*start_time, SimTime::MAX, 0),
-                ]
+                vec![(SimTime::ZERO, *start_time, 0), (*start_time, SimTime::MAX, 0)]
             }
             Mobility::Waypoints(path) => {
                 let w = path.waypoints();
@@ -282,30 +251,18 @@ impl Mobility {
 
     /// The first time in [0, `until`) the node is strictly inside a building, if ever
     /// (scenario validation: "a UE path through a building").
-    pub fn first_building_entry(
-        &self,
-        buildings: &[Building],
-        until: SimTime,
-    ) -> Option<BuildingEntry> {
+    pub fn first_building_entry(&self, buildings: &[Building], until: SimTime) -> Option<BuildingEntry> {
         self.legs(SimTime::ZERO, until).into_iter().find_map(|leg| {
-            let end_position = leg
-                .start_position
-                .moved(leg.velocity, secs(leg.end - leg.start));
+            let end_position = leg.start_position.moved(leg.velocity, secs(leg.end - leg.start));
             buildings
                 .iter()
                 .enumerate()
-                .filter_map(|(i, b)| {
-                    b.segment_entry_fraction(leg.start_position, end_position)
-                        .map(|f| (f, i))
-                })
+                .filter_map(|(i, b)| b.segment_entry_fraction(leg.start_position, end_position).map(|f| (f, i)))
                 .min_by(|a, b| a.0.total_cmp(&b.0))
                 .map(|(fraction, building_index)| BuildingEntry {
                     building_index,
                     waypoint_index: leg.waypoint_index,
-                    time: leg.start
-                        + SimDuration::from_nanos(
-                            (fraction * (leg.end - leg.start).as_nanos() as f64) as u64,
-                        ),
+                    time: leg.start + SimDuration::from_nanos((fraction * (leg.end - leg.start).as_nanos() as f64) as u64),
                 })
         })
     }
@@ -328,32 +285,14 @@ pub struct LosTimeline {
 
 impl LosTimeline {
     /// Computes the NLOS intervals of `ue` seen from a fixed `enb` behind `buildings`.
-    pub fn compute(
-        test: LosTest,
-        enb: Position,
-        ue: &Mobility,
-        buildings: &[Building],
-        start: SimTime,
-        end: SimTime,
-    ) -> LosTimeline {
+    pub fn compute(test: LosTest, enb: Position, ue: &Mobility, buildings: &[Building], start: SimTime, end: SimTime) -> LosTimeline {
         let mut raw: Vec<NlosInterval> = Vec::new();
         for leg in ue.legs(start, end) {
             let leg_ns = (leg.end - leg.start).as_nanos();
-            let at = |tau_s: f64| {
-                leg.start + SimDuration::from_nanos(((tau_s * 1e9).round() as u64).min(leg_ns))
-            };
+            let at = |tau_s: f64| leg.start + SimDuration::from_nanos(((tau_s * 1e9).round() as u64).min(leg_ns));
             for b in buildings {
-                if let Some((lo, hi)) = b.shadow_interval_s(
-                    test,
-                    enb,
-                    leg.start_position,
-                    leg.velocity,
-                    leg_ns as f64 / 1e9,
-                ) {
-                    raw.push(NlosInterval {
-                        start: at(lo),
-                        end: at(hi),
-                    });
+                if let Some((lo, hi)) = b.shadow_interval_s(test, enb, leg.start_position, leg.velocity, leg_ns as f64 / 1e9) {
+                    raw.push(NlosInterval { start: at(lo), end: at(hi) });
                 }
             }
         }
@@ -379,9 +318,7 @@ impl LosTimeline {
 
     /// Line of sight at `t` (meaningful inside the computed span).
     pub fn is_los_at(&self, t: SimTime) -> bool {
-        self.nlos
-            .get(self.interval_after(t))
-            .is_none_or(|iv| iv.start > t)
+        self.nlos.get(self.interval_after(t)).is_none_or(|iv| iv.start > t)
     }
 
     /// The first LOS↔NLOS switch strictly after `t` and before the end of the computed span.
@@ -411,28 +348,14 @@ mod tests {
         Building::new([40.0, 45.0], [-4.0, 4.0], [0.0, 30.0]).unwrap()
     }
     fn path(points: &[(f64, Position)]) -> Mobility {
-        Mobility::Waypoints(
-            WaypointPath::new(
-                points
-                    .iter()
-                    .map(|&(t, position)| Waypoint {
-                        time: s(t),
-                        position,
-                    })
-                    .collect(),
-            )
-            .unwrap(),
-        )
+        Mobility::Waypoints(WaypointPath::new(points.iter().map(|&(t, position)| Waypoint { time: s(t), position }).collect()).unwrap())
     }
-    /// Study (a), radio-models.md A0: (50, 15, 1.5) at 0 s → (50, −15, 1.5) at 15 s.
+    /// Study (a), docs/models.md, profiles: (50, 15, 1.5) at 0 s → (50, −15, 1.5) at 15 s.
     fn study_a_track() -> Mobility {
         path(&[(0.0, ue_a(15.0)), (15.0, ue_a(-15.0))])
     }
     fn assert_close(t: SimTime, expected_s: f64, tol_s: f64) {
-        assert!(
-            (t.as_nanos() as f64 / 1e9 - expected_s).abs() <= tol_s,
-            "{t:?} vs {expected_s} s"
-        );
+        assert!((t.as_nanos() as f64 / 1e9 - expected_s).abs() <= tol_s, "{t:?} vs {expected_s} s");
     }
 
     #[test]
@@ -454,11 +377,7 @@ mod tests {
 
     #[test]
     fn constant_velocity_and_stationary() {
-        let ue = Mobility::ConstantVelocity {
-            start_time: s(2.0),
-            start_position: ue_a(0.0),
-            velocity: Velocity::new(0.0, 1.5, 0.0),
-        };
+        let ue = Mobility::ConstantVelocity { start_time: s(2.0), start_position: ue_a(0.0), velocity: Velocity::new(0.0, 1.5, 0.0) };
         assert_eq!(ue.position_at(s(1.0)), ue_a(0.0));
         assert_eq!(ue.position_at(s(4.0)), ue_a(3.0));
         assert_eq!(ue.velocity_at(s(1.999)), Velocity::ZERO);
@@ -470,16 +389,13 @@ mod tests {
 
     #[test]
     fn v2_building_example_track() {
-        // A0: UE at (150, −0.2, 1), +1.5 m/s in y from 2 s to 22 s.
+        // docs/models.md, profiles: UE at (150, −0.2, 1), +1.5 m/s in y from 2 s to 22 s.
         let start = Position::new(150.0, -0.2, 1.0);
-        let wp = WaypointPath::new(vec![Waypoint {
-            time: SimTime::ZERO,
-            position: start,
-        }])
-        .unwrap()
-        .then_pause(SimDuration::from_secs(2))
-        .then_move_to(Position::new(150.0, 29.8, 1.0), 1.5)
-        .unwrap();
+        let wp = WaypointPath::new(vec![Waypoint { time: SimTime::ZERO, position: start }])
+            .unwrap()
+            .then_pause(SimDuration::from_secs(2))
+            .then_move_to(Position::new(150.0, 29.8, 1.0), 1.5)
+            .unwrap();
         assert_eq!(wp.waypoints().last().unwrap().time, s(22.0));
         let ue = Mobility::Waypoints(wp);
         assert_eq!(ue.position_at(s(1.0)), start);
@@ -492,21 +408,11 @@ mod tests {
     #[test]
     fn study_a_nlos_from_5_to_10_s() {
         let v = Velocity::new(0.0, -2.0, 0.0);
-        let tracks = [
-            study_a_track(),
-            Mobility::ConstantVelocity {
-                start_time: SimTime::ZERO,
-                start_position: ue_a(15.0),
-                velocity: v,
-            },
-        ];
+        let tracks = [study_a_track(), Mobility::ConstantVelocity { start_time: SimTime::ZERO, start_position: ue_a(15.0), velocity: v }];
         for test in BOTH {
             for ue in &tracks {
-                let tl =
-                    LosTimeline::compute(test, ENB_A, ue, &[building_a()], SimTime::ZERO, s(15.0));
-                let [iv] = tl.nlos_intervals() else {
-                    panic!("{test:?} {:?}", tl.nlos_intervals())
-                };
+                let tl = LosTimeline::compute(test, ENB_A, ue, &[building_a()], SimTime::ZERO, s(15.0));
+                let [iv] = tl.nlos_intervals() else { panic!("{test:?} {:?}", tl.nlos_intervals()) };
                 assert_close(iv.start, 5.0, 1e-3);
                 assert_close(iv.end, 10.0, 1e-3);
                 assert!(tl.is_los_at(s(4.999)) && !tl.is_los_at(s(5.001)));
@@ -522,54 +428,26 @@ mod tests {
     fn pause_inside_the_shadow_merges_into_one_interval() {
         // y: 15 → 0 in 7.5 s, stop 5 s, 0 → −15 in 7.5 s. NLOS while |y| < 5: 5 s to 15 s,
         // spanning three legs.
-        let wp = WaypointPath::new(vec![Waypoint {
-            time: SimTime::ZERO,
-            position: ue_a(15.0),
-        }])
-        .unwrap()
-        .then_move_to(ue_a(0.0), 2.0)
-        .unwrap()
-        .then_pause(SimDuration::from_secs(5))
-        .then_move_to(ue_a(-15.0), 2.0)
-        .unwrap();
+        let wp = WaypointPath::new(vec![Waypoint { time: SimTime::ZERO, position: ue_a(15.0) }])
+            .unwrap()
+            .then_move_to(ue_a(0.0), 2.0)
+            .unwrap()
+            .then_pause(SimDuration::from_secs(5))
+            .then_move_to(ue_a(-15.0), 2.0)
+            .unwrap();
         assert_eq!(wp.waypoints().len(), 4);
         let ue = Mobility::Waypoints(wp);
         assert_eq!(ue.position_at(s(10.0)), ue_a(0.0));
         assert_eq!(ue.velocity_at(s(10.0)), Velocity::ZERO);
-        let tl = LosTimeline::compute(
-            LosTest::Footprint2d,
-            ENB_A,
-            &ue,
-            &[building_a()],
-            SimTime::ZERO,
-            s(20.0),
-        );
-        assert_eq!(
-            tl.nlos_intervals(),
-            &[NlosInterval {
-                start: s(5.0),
-                end: s(15.0)
-            }]
-        );
+        let tl = LosTimeline::compute(LosTest::Footprint2d, ENB_A, &ue, &[building_a()], SimTime::ZERO, s(20.0));
+        assert_eq!(tl.nlos_intervals(), &[NlosInterval { start: s(5.0), end: s(15.0) }]);
     }
 
     #[test]
     fn pause_on_the_shadow_edge_stays_los() {
         // Stops for 3 s exactly at y = 5 (grazing the building's corner), then walks back.
-        let ue = path(&[
-            (0.0, ue_a(15.0)),
-            (5.0, ue_a(5.0)),
-            (8.0, ue_a(5.0)),
-            (13.0, ue_a(15.0)),
-        ]);
-        let tl = LosTimeline::compute(
-            LosTest::Box3d,
-            ENB_A,
-            &ue,
-            &[building_a()],
-            SimTime::ZERO,
-            s(13.0),
-        );
+        let ue = path(&[(0.0, ue_a(15.0)), (5.0, ue_a(5.0)), (8.0, ue_a(5.0)), (13.0, ue_a(15.0))]);
+        let tl = LosTimeline::compute(LosTest::Box3d, ENB_A, &ue, &[building_a()], SimTime::ZERO, s(13.0));
         assert!(tl.nlos_intervals().is_empty());
         assert!(tl.is_los_at(s(6.0)));
         assert_eq!(tl.next_transition_after(SimTime::ZERO), None);
@@ -578,42 +456,16 @@ mod tests {
     #[test]
     fn stationary_ue_and_horizon_clipping() {
         let b = [building_a()];
-        let hidden = LosTimeline::compute(
-            LosTest::Box3d,
-            ENB_A,
-            &Mobility::Stationary(ue_a(0.0)),
-            &b,
-            s(1.0),
-            s(3.0),
-        );
-        assert_eq!(
-            hidden.nlos_intervals(),
-            &[NlosInterval {
-                start: s(1.0),
-                end: s(3.0)
-            }]
-        );
+        let hidden = LosTimeline::compute(LosTest::Box3d, ENB_A, &Mobility::Stationary(ue_a(0.0)), &b, s(1.0), s(3.0));
+        assert_eq!(hidden.nlos_intervals(), &[NlosInterval { start: s(1.0), end: s(3.0) }]);
         assert!(!hidden.is_los_at(s(2.0)));
         // The clipped end is not a transition.
         assert_eq!(hidden.next_transition_after(s(1.0)), None);
-        let seen = LosTimeline::compute(
-            LosTest::Box3d,
-            ENB_A,
-            &Mobility::Stationary(ue_a(10.0)),
-            &b,
-            s(1.0),
-            s(3.0),
-        );
+        let seen = LosTimeline::compute(LosTest::Box3d, ENB_A, &Mobility::Stationary(ue_a(10.0)), &b, s(1.0), s(3.0));
         assert!(seen.nlos_intervals().is_empty() && seen.is_los_at(s(2.0)));
         // Study (a) track seen over [6, 8): NLOS throughout.
         let tl = LosTimeline::compute(LosTest::Box3d, ENB_A, &study_a_track(), &b, s(6.0), s(8.0));
-        assert_eq!(
-            tl.nlos_intervals(),
-            &[NlosInterval {
-                start: s(6.0),
-                end: s(8.0)
-            }]
-        );
+        assert_eq!(tl.nlos_intervals(), &[NlosInterval { start: s(6.0), end: s(8.0) }]);
     }
 
     #[test]
@@ -621,38 +473,16 @@ mod tests {
         // Second building on the other side: x∈[40, 45], y∈[−12, −8] blocks 0.8·y∈(−12, −8)
         // at x = 40 … 0.9·y at x = 45, i.e. y∈(−15, −8.89): t∈(11.94, 15) s.
         let far = Building::new([40.0, 45.0], [-12.0, -8.0], [0.0, 30.0]).unwrap();
-        let tl = LosTimeline::compute(
-            LosTest::Footprint2d,
-            ENB_A,
-            &study_a_track(),
-            &[building_a(), far],
-            SimTime::ZERO,
-            s(15.0),
-        );
-        let [a, b] = tl.nlos_intervals() else {
-            panic!("{:?}", tl.nlos_intervals())
-        };
+        let tl = LosTimeline::compute(LosTest::Footprint2d, ENB_A, &study_a_track(), &[building_a(), far], SimTime::ZERO, s(15.0));
+        let [a, b] = tl.nlos_intervals() else { panic!("{:?}", tl.nlos_intervals()) };
         assert_eq!((a.start, a.end), (s(5.0), s(10.0)));
         assert_close(b.start, (15.0 + 8.0 / 0.9) / 2.0, 1e-6);
         assert_eq!(b.end, s(15.0));
         assert_eq!(tl.next_transition_after(s(10.0)), Some(b.start));
         // Overlapping shadows (y∈[−6, 0] shifts the lower edge): one interval 5 s … 11.25 s.
         let overlap = Building::new([40.0, 45.0], [-6.0, 0.0], [0.0, 30.0]).unwrap();
-        let tl = LosTimeline::compute(
-            LosTest::Footprint2d,
-            ENB_A,
-            &study_a_track(),
-            &[building_a(), overlap],
-            SimTime::ZERO,
-            s(15.0),
-        );
-        assert_eq!(
-            tl.nlos_intervals(),
-            &[NlosInterval {
-                start: s(5.0),
-                end: s(11.25)
-            }]
-        );
+        let tl = LosTimeline::compute(LosTest::Footprint2d, ENB_A, &study_a_track(), &[building_a(), overlap], SimTime::ZERO, s(15.0));
+        assert_eq!(tl.nlos_intervals(), &[NlosInterval { start: s(5.0), end: s(11.25) }]);
     }
 
     #[test]
@@ -673,21 +503,15 @@ mod tests {
             let points: Vec<(f64, Position)> = (0..4)
                 .map(|_| {
                     time_s += u(1.0, 8.0);
-                    (
-                        time_s,
-                        Position::new(u(-80.0, 80.0), u(-80.0, 80.0), u(1.0, 2.0)),
-                    )
+                    (time_s, Position::new(u(-80.0, 80.0), u(-80.0, 80.0), u(1.0, 2.0)))
                 })
                 .collect();
             let ue = path(&points);
             for test in BOTH {
                 let tl = LosTimeline::compute(test, enb, &ue, &buildings, SimTime::ZERO, s(30.0));
                 transitions += tl.nlos_intervals().len();
-                let near_boundary = |t: SimTime| {
-                    tl.nlos_intervals().iter().any(|iv| {
-                        iv.start.0.abs_diff(t.0) < 1_000 || iv.end.0.abs_diff(t.0) < 1_000
-                    })
-                };
+                let near_boundary =
+                    |t: SimTime| tl.nlos_intervals().iter().any(|iv| iv.start.0.abs_diff(t.0) < 1_000 || iv.end.0.abs_diff(t.0) < 1_000);
                 for ms in 0..30_000 {
                     let t = SimTime(ms * 1_000_000 + 123_457);
                     if !near_boundary(t) {
@@ -697,10 +521,7 @@ mod tests {
                 }
             }
         }
-        assert!(
-            transitions > 50,
-            "the scenes should exercise blockage ({transitions})"
-        );
+        assert!(transitions > 50, "the scenes should exercise blockage ({transitions})");
     }
 
     #[test]
@@ -708,36 +529,23 @@ mod tests {
         let b = building_a();
         let other = Building::new([100.0, 110.0], [0.0, 10.0], [0.0, 5.0]).unwrap();
         // Second segment (from waypoint 1) crosses x = 40 at t = 10 s + 10 s·(40−30)/30.
-        let ue = path(&[
-            (0.0, Position::new(30.0, 20.0, 1.5)),
-            (10.0, Position::new(30.0, 0.0, 1.5)),
-            (40.0, Position::new(60.0, 0.0, 1.5)),
-        ]);
+        let ue =
+            path(&[(0.0, Position::new(30.0, 20.0, 1.5)), (10.0, Position::new(30.0, 0.0, 1.5)), (40.0, Position::new(60.0, 0.0, 1.5))]);
         let hit = ue.first_building_entry(&[other, b], s(100.0)).unwrap();
         assert_eq!((hit.building_index, hit.waypoint_index), (1, 1));
         assert_close(hit.time, 10.0 + 10.0, 1e-6);
         // Not yet by 15 s.
         assert_eq!(ue.first_building_entry(&[other, b], s(15.0)), None);
         // Walking along a wall (y = 4 face) is not inside; over the roof neither.
-        let along = path(&[
-            (0.0, Position::new(30.0, 4.0, 1.5)),
-            (10.0, Position::new(60.0, 4.0, 1.5)),
-        ]);
+        let along = path(&[(0.0, Position::new(30.0, 4.0, 1.5)), (10.0, Position::new(60.0, 4.0, 1.5))]);
         assert_eq!(along.first_building_entry(&[b], s(20.0)), None);
-        let above = path(&[
-            (0.0, Position::new(30.0, 0.0, 31.0)),
-            (10.0, Position::new(60.0, 0.0, 31.0)),
-        ]);
+        let above = path(&[(0.0, Position::new(30.0, 0.0, 31.0)), (10.0, Position::new(60.0, 0.0, 31.0))]);
         assert_eq!(above.first_building_entry(&[b], s(20.0)), None);
         // Standing inside from the start, and a constant-velocity UE driving into it at 4 s.
         let inside = Mobility::Stationary(Position::new(42.0, 0.0, 1.5));
         assert_eq!(
             inside.first_building_entry(&[b], s(1.0)),
-            Some(BuildingEntry {
-                building_index: 0,
-                waypoint_index: 0,
-                time: SimTime::ZERO
-            })
+            Some(BuildingEntry { building_index: 0, waypoint_index: 0, time: SimTime::ZERO })
         );
         let car = Mobility::ConstantVelocity {
             start_time: s(1.0),
@@ -754,68 +562,17 @@ mod tests {
     fn bad_paths_are_rejected() {
         let p = ue_a(0.0);
         assert_eq!(WaypointPath::new(vec![]), Err(MobilityError::NoWaypoints));
-        let same_time = vec![
-            Waypoint {
-                time: s(1.0),
-                position: p,
-            },
-            Waypoint {
-                time: s(1.0),
-                position: ue_a(1.0),
-            },
-        ];
-        assert_eq!(
-            WaypointPath::new(same_time),
-            Err(MobilityError::TimeNotIncreasing { index: 1 })
-        );
-        let backwards = vec![
-            Waypoint {
-                time: s(1.0),
-                position: p,
-            },
-            Waypoint {
-                time: s(0.5),
-                position: p,
-            },
-        ];
-        assert_eq!(
-            WaypointPath::new(backwards),
-            Err(MobilityError::TimeNotIncreasing { index: 1 })
-        );
-        let nan = vec![Waypoint {
-            time: s(1.0),
-            position: Position::new(f64::NAN, 0.0, 0.0),
-        }];
-        assert_eq!(
-            WaypointPath::new(nan),
-            Err(MobilityError::NonFinitePosition { index: 0 })
-        );
-        let one = WaypointPath::new(vec![Waypoint {
-            time: SimTime::ZERO,
-            position: p,
-        }])
-        .unwrap();
-        assert_eq!(
-            one.clone().then_move_to(ue_a(5.0), 0.0),
-            Err(MobilityError::BadSpeed { speed_mps: 0.0 })
-        );
-        assert_eq!(
-            one.clone().then_move_to(ue_a(5.0), f64::INFINITY),
-            Err(MobilityError::BadSpeed {
-                speed_mps: f64::INFINITY
-            })
-        );
-        assert_eq!(
-            one.clone().then_move_to(ue_a(f64::NAN), 1.0),
-            Err(MobilityError::NonFinitePosition { index: 1 })
-        );
+        let same_time = vec![Waypoint { time: s(1.0), position: p }, Waypoint { time: s(1.0), position: ue_a(1.0) }];
+        assert_eq!(WaypointPath::new(same_time), Err(MobilityError::TimeNotIncreasing { index: 1 }));
+        let backwards = vec![Waypoint { time: s(1.0), position: p }, Waypoint { time: s(0.5), position: p }];
+        assert_eq!(WaypointPath::new(backwards), Err(MobilityError::TimeNotIncreasing { index: 1 }));
+        let nan = vec![Waypoint { time: s(1.0), position: Position::new(f64::NAN, 0.0, 0.0) }];
+        assert_eq!(WaypointPath::new(nan), Err(MobilityError::NonFinitePosition { index: 0 }));
+        let one = WaypointPath::new(vec![Waypoint { time: SimTime::ZERO, position: p }]).unwrap();
+        assert_eq!(one.clone().then_move_to(ue_a(5.0), 0.0), Err(MobilityError::BadSpeed { speed_mps: 0.0 }));
+        assert_eq!(one.clone().then_move_to(ue_a(5.0), f64::INFINITY), Err(MobilityError::BadSpeed { speed_mps: f64::INFINITY }));
+        assert_eq!(one.clone().then_move_to(ue_a(f64::NAN), 1.0), Err(MobilityError::NonFinitePosition { index: 1 }));
         // Zero-length pause and move are no-ops, so the path stays valid.
-        assert_eq!(
-            one.clone()
-                .then_pause(SimDuration::ZERO)
-                .then_move_to(p, 1.0)
-                .unwrap(),
-            one
-        );
+        assert_eq!(one.clone().then_pause(SimDuration::ZERO).then_move_to(p, 1.0).unwrap(), one);
     }
 }

@@ -1,101 +1,102 @@
-//! mmWave PHY of the lean ns3-mmwave V2.0 model: frame structure and timing
-//! (radio-models.md A6), AMC from effective SINR to CQI, MCS and transport-block size (A8),
-//! the lean error model and HARQ (A9), and the downlink CQI timer that stalls DL on CQI 0
-//! (A7 step 3, validation target A14 M13). The one-UE FlexTTI scheduler (A7) and RLC (A10)
-//! are built on this API elsewhere.
+//! mmWave PHY of the lean ns3-mmwave V2.0 model: frame structure and timing (MmWavePhyMacCommon),
+//! AMC from effective SINR to CQI, MCS and transport-block size (MmWaveAmc), the lean error model
+//! and HARQ (MmWaveHarqPhy), and the downlink CQI timer that stalls DL on CQI 0 (FlexTTI step 3,
+//! validation target docs/validation.md M13). The one-UE FlexTTI scheduler
+//! (MmWaveFlexTtiMacScheduler) and RLC (LteRlcAm) are built on this API elsewhere.
 //!
-//! Profiles: MMW-V2 and MMW-V2-3GPP share this PHY (A0); carrier frequency and bandwidth
-//! are parameters of [`FrameConfig::mmw_v2`]. MMW-NR21 (cross-check only) is not modelled.
+//! Profiles: MMW-V2 and MMW-V2-3GPP share this PHY (docs/models.md, profiles); carrier frequency
+//! and bandwidth are parameters of [`FrameConfig::mmw_v2`]. MMW-NR21 (cross-check only) is not
+//! modelled.
 //!
-//! Simplifications and choices (spec points that are open or approximate are marked *):
-//! - Every SINR here is the *effective* SINR in dB: the channel (A5.1) already subtracted its
+//! Simplifications and choices (* marks a point ns3-mmwave leaves open or an approximation):
+//! - Every SINR here is the *effective* SINR in dB: the channel (MmWaveBeamforming) already subtracted its
 //!   MCS-dependent frequency-selectivity penalty. AMC and BLER use it as is.
-//! - BLER is the A9 lean logistic per MCS, centred 0.2 dB below the A8 10 %-TBLER threshold
+//! - BLER is the MmWaveHarqPhy lean logistic per MCS, centred 0.2 dB below the MmWaveAmc 10 %-TBLER threshold
 //!   with scale 0.09 dB, instead of the MI maps and code-block segmentation. The thresholds
 //!   are those of a full 22-symbol TB for every TB size; small single-code-block TBs, which
-//!   ns-3 decodes 0.2–0.35 dB lower (A8), are treated as large ones (slightly pessimistic).
-//! - HARQ combines by Chase combining (linear SINR sum over the transmissions, A9 lean
+//!   ns-3 decodes 0.2–0.35 dB lower (MmWaveAmc), are treated as large ones (slightly pessimistic).
+//! - HARQ combines by Chase combining (linear SINR sum over the transmissions, a lean
 //!   rule) instead of ns-3's MI-based incremental redundancy (1–3 dB pessimistic at high
-//!   code rate, Part C.5). One uniform draw per transmission decides its fate.
-//! - *HARQ round trip: A9 says "about 5 subframes, use 4–6": default 5, settable 1..=19.
-//! - *HARQ timeout (A6/A7 "feedback timer reaches 20 subframes"): feedback is never lost
+//!   code rate). One uniform draw per transmission decides its fate.
+//! - *HARQ round trip: ns3-mmwave's HARQ round trip is about 5 subframes (4–6): default 5, settable 1..=19.
+//! - *HARQ timeout (MmWavePhyMacCommon, MmWaveFlexTtiMacScheduler: "feedback timer reaches 20 subframes"): feedback is never lost
 //!   here, so the timer only frees a NACKed process that has not been retransmitted within
 //!   20 subframes of the start of its last transmission.
 //! - The fate of a transmission is drawn when it goes on air; the caller must not act on it
 //!   before `ready_at` / `detected_at` / `at` (the instants the real feedback would exist).
 //! - *Bandwidth other than 1 GHz: chunks = round(bandwidth / 13.889 MHz), each with 48
 //!   subcarriers of which 12 carry reference signals (ns-3's 864 of 3456, kept per chunk).
-//! - *CQI 0 threshold: M13 says −7.2 dB; the A8 table gives −7.24 dB for MCS 0, used here.
+//! - *CQI 0 threshold: M13 says −7.2 dB; the MmWaveAmc table gives −7.24 dB for MCS 0, used here.
 //! - Frame numbering (10 subframes per 1 ms frame) is not modelled: only subframes matter.
 //! - Below the MCS-0 threshold [`ue_best_mcs`] returns None; what UL does then is the
-//!   scheduler's choice (A7 does not say).
+//!   scheduler's choice (MmWaveFlexTtiMacScheduler does not say).
 
 use std::fmt;
 use tcplab_core::{SimDuration, SimRng, SimTime};
 
-/// Highest MCS index (A8 tables have 29 entries).
+/// Highest MCS index (MmWaveAmc tables have 29 entries).
 pub const MAX_MCS: u8 = 28;
-/// Highest CQI index (A8: CQI 0..15).
+/// Highest CQI index (MmWaveAmc: CQI 0..15).
 pub const MAX_CQI: u8 = 15;
 
-/// CQI spectral efficiency, CQI 0..15 [A8, mmwave-amc.cc V2.0].
-const CQI_SPECTRAL_EFFICIENCY: [f64; 16] =
-    [0.0, 0.15, 0.23, 0.38, 0.60, 0.88, 1.18, 1.48, 1.91, 2.41, 2.73, 3.32, 3.90, 4.52, 5.12, 5.55];
+/// CQI spectral efficiency, CQI 0..15 [MmWaveAmc, mmwave-amc.cc V2.0].
+const CQI_SPECTRAL_EFFICIENCY: [f64; 16] = [0.0, 0.15, 0.23, 0.38, 0.60, 0.88, 1.18, 1.48, 1.91, 2.41, 2.73, 3.32, 3.90, 4.52, 5.12, 5.55];
 
-/// MCS spectral efficiency, MCS 0..28 [A8, mmwave-amc.cc V2.0].
+/// MCS spectral efficiency, MCS 0..28 [MmWaveAmc, mmwave-amc.cc V2.0].
 const MCS_SPECTRAL_EFFICIENCY: [f64; 29] = [
-    0.15, 0.19, 0.23, 0.31, 0.38, 0.49, 0.60, 0.74, 0.88, 1.03, 1.18, 1.33, 1.48, 1.70, 1.91, 2.16, 2.41, 2.57, 2.73,
-    3.03, 3.32, 3.61, 3.90, 4.21, 4.52, 4.82, 5.12, 5.33, 5.55,
+    0.15, 0.19, 0.23, 0.31, 0.38, 0.49, 0.60, 0.74, 0.88, 1.03, 1.18, 1.33, 1.48, 1.70, 1.91, 2.16, 2.41, 2.57, 2.73, 3.03, 3.32, 3.61,
+    3.90, 4.21, 4.52, 4.82, 5.12, 5.33, 5.55,
 ];
 
-/// Effective code rate per MCS [A8, mmwave-mi-error-model.h V2.0].
+/// Effective code rate per MCS [MmWaveAmc, mmwave-mi-error-model.h V2.0].
 const MCS_ECR: [f64; 29] = [
     0.08, 0.10, 0.11, 0.15, 0.19, 0.24, 0.30, 0.37, 0.44, 0.51, // QPSK
     0.30, 0.33, 0.37, 0.42, 0.48, 0.54, 0.60, // 16-QAM
     0.43, 0.45, 0.50, 0.55, 0.60, 0.65, 0.70, 0.75, 0.80, 0.85, 0.89, 0.92, // 64-QAM
 ];
 
-/// Effective SINR (dB) at which a full 22-symbol TB has 10 % TBLER, per MCS [A8 table for
-/// the even MCS, A8 list for the odd MCS; derived from the MI error model].
+/// Effective SINR (dB) at which a full 22-symbol TB has 10 % TBLER, per MCS [MmWaveAmc table for
+/// the even MCS, MmWaveAmc list for the odd MCS; derived from the MI error model].
 const MCS_SINR_10PCT_DB: [f64; 29] = [
-    -7.24, -6.25, -5.83, -4.47, -3.36, -2.33, -1.37, -0.34, 0.72, 1.62, 3.88, 3.91, 4.70, 5.70, 6.56, 7.52, 8.51,
-    10.14, 10.48, 11.43, 12.37, 13.44, 14.40, 15.32, 16.24, 17.17, 18.11, 19.18, 20.08,
+    -7.24, -6.25, -5.83, -4.47, -3.36, -2.33, -1.37, -0.34, 0.72, 1.62, 3.88, 3.91, 4.70, 5.70, 6.56, 7.52, 8.51, 10.14, 10.48, 11.43,
+    12.37, 13.44, 14.40, 15.32, 16.24, 17.17, 18.11, 19.18, 20.08,
 ];
 
-/// A9 lean BLER: the logistic's 50 % point lies this far below the 10 % threshold.
+/// MmWaveHarqPhy lean BLER: the logistic's 50 % point lies this far below the 10 % threshold.
 const BLER_CENTRE_BELOW_10PCT_DB: f64 = 0.2;
-/// A9 lean BLER: logistic scale (50 % → 10 % → 1 % within about 0.2 + 0.2 dB).
+/// MmWaveHarqPhy lean BLER: logistic scale (50 % → 10 % → 1 % within about 0.2 + 0.2 dB).
 const BLER_SCALE_DB: f64 = 0.09;
 
-/// TB CRC and per-code-block CRC length, and the largest code block (TS 36.212, A8).
+/// TB CRC and per-code-block CRC length, and the largest code block (TS 36.212, MmWaveAmc).
 const CRC_BITS: i64 = 24;
 const MAX_CODE_BLOCK_BITS: i64 = 6144;
 
-/// MMW-V2 numerology [A6, mmwave-phy-mac-common.cc V2.0].
+/// MMW-V2 numerology [MmWavePhyMacCommon, mmwave-phy-mac-common.cc V2.0].
 const CHUNK_WIDTH_HZ: f64 = 13.889e6;
 const SUBCARRIERS_PER_CHUNK: u32 = 48;
 /// 864 reference subcarriers of 3456 per symbol, i.e. 12 per 48-subcarrier chunk.
 const REFERENCE_SUBCARRIERS_PER_CHUNK: u32 = 12;
 const SYMBOLS_PER_SUBFRAME: u32 = 24;
-/// One DL control symbol at the start and one UL control symbol at the end (A6).
+/// One DL control symbol at the start and one UL control symbol at the end (MmWavePhyMacCommon).
 const DL_CONTROL_SYMBOLS: u32 = 1;
 const UL_CONTROL_SYMBOLS: u32 = 1;
 const SYMBOL_PERIOD: SimDuration = SimDuration::from_nanos(4_160);
 const SUBFRAME: SimDuration = SimDuration::from_micros(100);
-/// L1/L2 control latency: the MAC schedules subframe n+2 while n is on air (A6).
+/// L1/L2 control latency: the MAC schedules subframe n+2 while n is on air (MmWavePhyMacCommon).
 const SCHEDULING_LEAD_SUBFRAMES: u64 = 2;
-/// UL grant to UL transmission (A6).
+/// UL grant to UL transmission (MmWavePhyMacCommon).
 const UL_SCHEDULING_DELAY_SUBFRAMES: u64 = 1;
 const TB_DECODE_LATENCY: SimDuration = SimDuration::from_micros(100);
-/// HARQ processes per UE and direction (A6).
+/// HARQ processes per UE and direction (MmWavePhyMacCommon).
 pub const HARQ_PROCESSES: usize = 20;
-/// A process is freed after this many subframes without progress (A6, A7).
+/// A process is freed after this many subframes without progress (MmWavePhyMacCommon,
+/// MmWaveFlexTtiMacScheduler).
 const HARQ_TIMEOUT_SUBFRAMES: u64 = 20;
-/// First transmission to retransmission, in subframes (A9: "about 5, use 4–6").
+/// First transmission to retransmission, in subframes (MmWaveHarqPhy: "about 5, use 4–6").
 const HARQ_RTT_SUBFRAMES_DEFAULT: u32 = 5;
-/// Up to 3 retransmissions, 4 transmissions in total (A7 step 2, A9).
+/// Up to 3 retransmissions, 4 transmissions in total (FlexTTI step 2, MmWaveHarqPhy).
 pub const HARQ_MAX_TRANSMISSIONS: u8 = 4;
-/// ns-3 default CqiTimerThreshold in subframes (A7; the study-(a) script uses 1000).
+/// ns-3 default CqiTimerThreshold in subframes (MmWaveFlexTtiMacScheduler; the study-(a) script uses 1000).
 pub const CQI_TIMER_THRESHOLD_DEFAULT: u32 = 100;
 
 /// A bad PHY parameter, reported by the scenario layer with its key path.
@@ -139,7 +140,7 @@ impl fmt::Display for PhyError {
 
 impl std::error::Error for PhyError {}
 
-/// A modulation and coding scheme index, 0..=28 (A8).
+/// A modulation and coding scheme index, 0..=28 (MmWaveAmc).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Mcs(u8);
 
@@ -154,7 +155,7 @@ impl Mcs {
     pub fn index(self) -> u8 {
         self.0
     }
-    /// Bits per modulation symbol Qm: MCS 0–9 QPSK, 10–16 16-QAM, 17–28 64-QAM (A8).
+    /// Bits per modulation symbol Qm: MCS 0–9 QPSK, 10–16 16-QAM, 17–28 64-QAM (MmWaveAmc).
     pub fn modulation_order(self) -> u32 {
         match self.0 {
             0..=9 => 2,
@@ -165,24 +166,24 @@ impl Mcs {
     pub fn effective_code_rate(self) -> f64 {
         MCS_ECR[self.0 as usize]
     }
-    /// The AMC table's spectral efficiency (compared with CQI efficiencies, A8).
+    /// The AMC table's spectral efficiency (compared with CQI efficiencies, MmWaveAmc).
     pub fn spectral_efficiency(self) -> f64 {
         MCS_SPECTRAL_EFFICIENCY[self.0 as usize]
     }
-    /// Effective SINR of 10 % TBLER for a full 22-symbol TB (A8).
+    /// Effective SINR of 10 % TBLER for a full 22-symbol TB (MmWaveAmc).
     pub fn sinr_threshold_db(self) -> f64 {
         MCS_SINR_10PCT_DB[self.0 as usize]
     }
 }
 
-/// A channel quality indicator, 0..=15; 0 means "do not schedule DL" (A7, A8).
+/// A channel quality indicator, 0..=15; 0 means "do not schedule DL" (MmWaveFlexTtiMacScheduler, MmWaveAmc).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Cqi(u8);
 
 impl Cqi {
     /// Out of range: the UE is not scheduled in DL.
     pub const OUT_OF_RANGE: Cqi = Cqi(0);
-    /// Assumed when no CQI was received or it expired (A7 step 3).
+    /// Assumed when no CQI was received or it expired (FlexTTI step 3).
     pub const FALLBACK: Cqi = Cqi(1);
 
     pub fn new(index: u32) -> Result<Cqi, PhyError> {
@@ -196,39 +197,39 @@ impl Cqi {
     }
 }
 
-/// AMC step 1 (A8): the highest MCS whose TB error at `sinr_eff_db` is at most 10 %, or None
-/// below the MCS-0 threshold (−7.24 dB). The UL MCS is this value (A7 step 4).
+/// AMC step 1 (MmWaveAmc): the highest MCS whose TB error at `sinr_eff_db` is at most 10 %, or None
+/// below the MCS-0 threshold (−7.24 dB). The UL MCS is this value (FlexTTI step 4).
 pub fn ue_best_mcs(sinr_eff_db: f64) -> Option<Mcs> {
     (0..=MAX_MCS).rev().map(Mcs).find(|m| sinr_eff_db >= m.sinr_threshold_db())
 }
 
-/// AMC step 2 (A8): the highest CQI whose spectral efficiency does not exceed the MCS's.
+/// AMC step 2 (MmWaveAmc): the highest CQI whose spectral efficiency does not exceed the MCS's.
 pub fn cqi_from_mcs(mcs: Mcs) -> Cqi {
     // CQI 1 has the efficiency of MCS 0, so the search always succeeds at CQI ≥ 1.
     (1..=MAX_CQI).rev().map(Cqi).find(|c| c.spectral_efficiency() <= mcs.spectral_efficiency()).unwrap_or(Cqi::FALLBACK)
 }
 
-/// The wideband CQI the UE reports at effective SINR `sinr_eff_db` (A8 steps 1–2); CQI 0
+/// The wideband CQI the UE reports at effective SINR `sinr_eff_db` (MmWaveAmc steps 1–2); CQI 0
 /// below the MCS-0 threshold.
 pub fn cqi_from_sinr(sinr_eff_db: f64) -> Cqi {
     ue_best_mcs(sinr_eff_db).map_or(Cqi::OUT_OF_RANGE, cqi_from_mcs)
 }
 
-/// AMC step 3 (A8): the DL MCS for a reported CQI, the highest whose spectral efficiency does
+/// AMC step 3 (MmWaveAmc): the DL MCS for a reported CQI, the highest whose spectral efficiency does
 /// not exceed the CQI's. None for CQI 0 (efficiency 0, below every MCS): the UE is not
-/// scheduled in DL (A7 step 3).
+/// scheduled in DL (FlexTTI step 3).
 pub fn mcs_from_cqi(cqi: Cqi) -> Option<Mcs> {
     (0..=MAX_MCS).rev().map(Mcs).find(|m| m.spectral_efficiency() <= cqi.spectral_efficiency())
 }
 
-/// A9 lean error model: probability that one transmission of a TB with `mcs` fails at
-/// effective SINR `sinr_eff_db` (logistic, 10 % at the A8 threshold).
+/// MmWaveHarqPhy lean error model: probability that one transmission of a TB with `mcs` fails at
+/// effective SINR `sinr_eff_db` (logistic, 10 % at the MmWaveAmc threshold).
 pub fn tb_bler(mcs: Mcs, sinr_eff_db: f64) -> f64 {
     let centre_db = mcs.sinr_threshold_db() - BLER_CENTRE_BELOW_10PCT_DB;
     1.0 / (1.0 + ((sinr_eff_db - centre_db) / BLER_SCALE_DB).exp())
 }
 
-/// Frame structure and timing of MMW-V2 / MMW-V2-3GPP (A6).
+/// Frame structure and timing of MMW-V2 / MMW-V2-3GPP (MmWavePhyMacCommon).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct FrameConfig {
     carrier_hz: f64,
@@ -248,15 +249,10 @@ impl FrameConfig {
         if !(bandwidth_hz.is_finite() && bandwidth_hz >= CHUNK_WIDTH_HZ && chunks <= u32::MAX as f64) {
             return Err(PhyError::InvalidBandwidth { hz: bandwidth_hz });
         }
-        Ok(FrameConfig {
-            carrier_hz,
-            bandwidth_hz,
-            chunks: chunks as u32,
-            harq_rtt_subframes: HARQ_RTT_SUBFRAMES_DEFAULT,
-        })
+        Ok(FrameConfig { carrier_hz, bandwidth_hz, chunks: chunks as u32, harq_rtt_subframes: HARQ_RTT_SUBFRAMES_DEFAULT })
     }
 
-    /// The same frame with a HARQ round trip of `subframes` (A9: 4–6).
+    /// The same frame with a HARQ round trip of `subframes` (MmWaveHarqPhy: 4–6).
     pub fn with_harq_rtt_subframes(self, subframes: u32) -> Result<FrameConfig, PhyError> {
         if subframes == 0 || u64::from(subframes) >= HARQ_TIMEOUT_SUBFRAMES {
             return Err(PhyError::InvalidHarqRtt { subframes });
@@ -267,7 +263,7 @@ impl FrameConfig {
     pub fn carrier_hz(&self) -> f64 {
         self.carrier_hz
     }
-    /// The bandwidth noise is integrated over (A3).
+    /// The bandwidth noise is integrated over (ns-3 MmWaveSpectrumValueHelper).
     pub fn bandwidth_hz(&self) -> f64 {
         self.bandwidth_hz
     }
@@ -318,7 +314,7 @@ impl FrameConfig {
         SYMBOL_PERIOD.saturating_mul(u64::from(DL_CONTROL_SYMBOLS + first + n))
     }
 
-    /// Transport-block size in bits of `symbols` data symbols at `mcs` (A8):
+    /// Transport-block size in bits of `symbols` data symbols at `mcs` (MmWaveAmc):
     /// B = ⌊RE·n·Qm·ECR − 24⌋, then 24 bits less per code block when B > 6144.
     /// The floating-point order follows mmwave-amc.cc so sizes match ns-3 bit for bit.
     pub fn tb_bits(&self, mcs: Mcs, symbols: u32) -> u32 {
@@ -331,7 +327,7 @@ impl FrameConfig {
         bits.clamp(0, i64::from(u32::MAX)) as u32
     }
 
-    /// The fewest data symbols whose TB at `mcs` holds `bits` (A7 step 5), capped at the
+    /// The fewest data symbols whose TB at `mcs` holds `bits` (FlexTTI step 5), capped at the
     /// data symbols of one subframe.
     pub fn symbols_for_bits(&self, mcs: Mcs, bits: u32) -> u32 {
         let max = self.data_symbols_per_subframe();
@@ -361,7 +357,7 @@ pub enum HarqOutcome {
     Delivered { at: SimTime, transmissions: u8 },
     /// NACK: the same TB (same MCS and symbols) may go on air again from `ready_at`.
     Retransmit { ready_at: SimTime },
-    /// Fourth NACK: the TB is lost to HARQ at `detected_at`; RLC ARQ must heal it (A10).
+    /// Fourth NACK: the TB is lost to HARQ at `detected_at`; RLC ARQ must heal it (LteRlcAm).
     Failed { detected_at: SimTime },
 }
 
@@ -391,7 +387,7 @@ pub struct HarqTb {
     pub symbols: u32,
 }
 
-/// The stop-and-wait HARQ processes of one UE in one direction (A6, A7 step 2, A9).
+/// The stop-and-wait HARQ processes of one UE in one direction (MmWavePhyMacCommon, FlexTTI step 2, MmWaveHarqPhy).
 ///
 /// Life of a process: [`start`](Self::start) (new TB scheduled) → [`transmit`](Self::transmit)
 /// when it is on air → delivered, failed, or awaiting a retransmission, which the scheduler
@@ -451,16 +447,9 @@ impl HarqEntity {
 
     /// The scheduled TB of `id` goes on air in the subframe starting at `subframe_start`,
     /// from data symbol `first_symbol`, at effective SINR `sinr_eff_db`. Draws one uniform
-    /// from `rng` and decides with the BLER of the Chase-combined SINR (A9).
+    /// from `rng` and decides with the BLER of the Chase-combined SINR (MmWaveHarqPhy).
     /// Panics if `id` has no scheduled transmission (a scheduler bug).
-    pub fn transmit(
-        &mut self,
-        id: HarqId,
-        subframe_start: SimTime,
-        first_symbol: u32,
-        sinr_eff_db: f64,
-        rng: &mut SimRng,
-    ) -> HarqOutcome {
+    pub fn transmit(&mut self, id: HarqId, subframe_start: SimTime, first_symbol: u32, sinr_eff_db: f64, rng: &mut SimRng) -> HarqOutcome {
         debug_assert!(!sinr_eff_db.is_nan(), "NaN SINR");
         let p = &mut self.processes[id.index()];
         let ProcessState::Scheduled { tb, transmissions, combined_sinr_lin } = *p else {
@@ -469,8 +458,7 @@ impl HarqEntity {
         let transmissions = transmissions + 1;
         let combined_sinr_lin = combined_sinr_lin + 10f64.powf(sinr_eff_db / 10.0);
         let bler = tb_bler(tb.mcs, 10.0 * combined_sinr_lin.log10());
-        let decided_at =
-            subframe_start + self.frame.data_end_offset(first_symbol, tb.symbols) + self.frame.tb_decode_latency();
+        let decided_at = subframe_start + self.frame.data_end_offset(first_symbol, tb.symbols) + self.frame.tb_decode_latency();
         if rng.next_f64() >= bler {
             *p = ProcessState::Idle;
             HarqOutcome::Delivered { at: decided_at, transmissions }
@@ -489,16 +477,13 @@ impl HarqEntity {
     /// after its last transmission started) and returns it: its TB is lost like a failed
     /// one. Call until None.
     pub fn expire_stale(&mut self, now: SimTime) -> Option<HarqId> {
-        let i = self
-            .processes
-            .iter()
-            .position(|p| matches!(*p, ProcessState::AwaitingRetx { timeout_at, .. } if timeout_at <= now))?;
+        let i = self.processes.iter().position(|p| matches!(*p, ProcessState::AwaitingRetx { timeout_at, .. } if timeout_at <= now))?;
         self.processes[i] = ProcessState::Idle;
         Some(HarqId(i as u8))
     }
 }
 
-/// The scheduler's view of the DL wideband CQI (A7 step 3): the latest report, valid for
+/// The scheduler's view of the DL wideband CQI (FlexTTI step 3): the latest report, valid for
 /// CqiTimerThreshold subframes. No report or an expired one means CQI 1; CQI 0 means no DL.
 /// CQI is only refreshed by DL receptions, so CQI 0 stalls DL until the timer expires (M13).
 #[derive(Clone, Copy, Debug)]
@@ -642,8 +627,8 @@ mod tests {
         assert!((with_ul / 2.99e9 - 1.0).abs() < 0.01, "{with_ul}");
     }
 
-    /// A8 table: (UE-best MCS, threshold dB, CQI, scheduled MCS, 22-symbol PHY rate Gb/s).
-    const A8_TABLE: [(u32, f64, u8, u8, f64); 15] = [
+    /// MmWaveAmc table: (UE-best MCS, threshold dB, CQI, scheduled MCS, 22-symbol PHY rate Gb/s).
+    const AMC_TABLE: [(u32, f64, u8, u8, f64); 15] = [
         (0, -7.24, 1, 0, 0.091),
         (2, -5.83, 2, 2, 0.124),
         (4, -3.36, 3, 4, 0.215),
@@ -661,12 +646,12 @@ mod tests {
         (28, 20.08, 15, 28, 3.135),
     ];
 
-    /// M6: AMC thresholds per the A8 table, ±0.5 dB, and the table's CQI, scheduled MCS
+    /// M6: AMC thresholds per the MmWaveAmc table, ±0.5 dB, and the table's CQI, scheduled MCS
     /// and PHY-rate columns.
     #[test]
     fn m6_amc_follows_the_a8_table() {
         let f = v2();
-        for &(best, thr_db, cqi, sched, rate_gbps) in &A8_TABLE {
+        for &(best, thr_db, cqi, sched, rate_gbps) in &AMC_TABLE {
             let m = mcs(best);
             // The UE's choice switches to this MCS within ±0.5 dB of the table threshold.
             assert!(ue_best_mcs(thr_db - 0.5).is_none_or(|b| b < m), "MCS {best} below threshold");
@@ -706,7 +691,7 @@ mod tests {
         assert_eq!(cqi_from_sinr(60.0).index(), 15);
     }
 
-    /// A9 reference points for MCS 28: 50 % / 10 % / 1 % at 19.88 / 20.07 / 20.29 dB.
+    /// MmWaveHarqPhy reference points for MCS 28: 50 % / 10 % / 1 % at 19.88 / 20.07 / 20.29 dB.
     #[test]
     fn bler_reference_points() {
         let m = mcs(28);
@@ -770,7 +755,7 @@ mod tests {
     }
 
     /// M8 residual loss: at the AMC threshold ~10 % of first transmissions fail and Chase
-    /// combining recovers all of them (residual loss ≈ 0, A9).
+    /// combining recovers all of them (residual loss ≈ 0, MmWaveHarqPhy).
     #[test]
     fn m8_residual_loss_at_the_amc_operating_point() {
         let mut h = HarqEntity::new(v2());
@@ -849,9 +834,7 @@ mod tests {
     #[test]
     fn m13_cqi_zero_stalls_dl_for_the_cqi_timer() {
         let f = v2();
-        for (threshold, stall) in
-            [(CQI_TIMER_THRESHOLD_DEFAULT, SimDuration::from_millis(10)), (1000, SimDuration::from_millis(100))]
-        {
+        for (threshold, stall) in [(CQI_TIMER_THRESHOLD_DEFAULT, SimDuration::from_millis(10)), (1000, SimDuration::from_millis(100))] {
             let mut cqi = DlCqiTracker::new(threshold, &f);
             assert_eq!(cqi.dl_mcs(t_us(0)), Some(Mcs::MIN), "no report yet: CQI 1");
             cqi.report(cqi_from_sinr(25.0), t_us(1_000));
@@ -871,7 +854,7 @@ mod tests {
             assert_eq!(cqi.dl_mcs(at + stall + stall), Some(Mcs::MIN));
             assert_eq!(cqi.stalled_until(at + stall), None);
         }
-        // −7.2 dB (M13's rounded value) is still CQI 1: the A8 threshold is −7.24 dB.
+        // −7.2 dB (M13's rounded value) is still CQI 1: the MmWaveAmc threshold is −7.24 dB.
         assert_eq!(cqi_from_sinr(-7.2).index(), 1);
     }
 }

@@ -1,27 +1,27 @@
-//! RLC AM and PDCP of the lean ns3-mmwave model (radio-models.md A10, with the TB layout of
-//! A7 step 6 and the HARQ hand-off of A9; validation target A14 M8 "RLC heal").
+//! RLC AM and PDCP of the lean ns3-mmwave model (LteRlcAm, with the TB layout of FlexTTI step 6 and
+//! the HARQ hand-off of MmWaveHarqPhy; validation target docs/validation.md M8 "RLC heal").
 //!
 //! One [`RlcAm`] holds both ends of one radio bearer: the transmitter (byte-limited
 //! transmission buffer with tail drop, segmentation/concatenation of SDUs into the one RLC
 //! PDU each TB carries, ARQ retransmission queue) and the receiver (reassembly and in-order
 //! delivery). A PDCP SDU is a whole IP packet or IP fragment ([`Packet`]); PDCP is a
-//! pass-through that adds its 2-byte header (A10).
+//! pass-through that adds its 2-byte header (LteRlcAm).
 //!
-//! Simplifications and choices (spec points that are open or approximate are marked *):
-//! - Tail drop (A10 buffer rule): an SDU is accepted only if the not-yet-transmitted bytes
+//! Simplifications and choices (points ns-3 leaves open or that are approximate are marked *):
+//! - Tail drop (LteRlcAm buffer rule): an SDU is accepted only if the not-yet-transmitted bytes
 //!   (PDCP PDU sizes, i.e. IP size + 2) plus its own PDCP size stay ≤ the limit. Retransmission
 //!   and sent-but-unacknowledged bytes are not limited. This is the only drop in the RAN.
-//! - *Header sizes: A10 gives only the PDCP header (2 B) and A7 step 6 the MAC subheader
-//!   (4 B). The RLC AMD PDU header follows TS 36.322 §6.2.1.4 as used by ns-3's LTE RLC AM:
-//!   2 B fixed (D/C, RF, P, FI, E, 10-bit SN) plus one 12-bit E+LI field per SDU segment
-//!   beyond the first, rounded up to whole bytes. A retransmitted piece uses the same header
-//!   formula: the re-segmentation fields (LSF, SO) are not added.
-//! - *ARQ (A10 lean rule, M8): a TB lost to HARQ (`HarqOutcome::Failed`) puts its segments in
-//!   the retransmission queue, eligible `t-Reordering + t-StatusProhibit` after the failure
-//!   was detected. A10's lean rule says "+ 1 ms" and its prose says "t-Reordering + STATUS
-//!   (+ prohibit)"; with the study-(a) timers both give 3 ms (2 + 1), and with the ns-3
-//!   defaults this gives 20 ms, the upper end of A10's "10–20 ms". STATUS PDUs are not
-//!   modelled on the reverse link (they are never lost), so t-PollRetransmit never fires
+//! - *Header sizes: ns-3 fixes the PDCP header (2 B, LtePdcp) and the MAC subheader (4 B, FlexTTI
+//!   step 6). The RLC AMD PDU header follows TS 36.322 §6.2.1.4 as used by ns-3's LTE RLC AM: 2 B
+//!   fixed (D/C, RF, P, FI, E, 10-bit SN) plus one 12-bit E+LI field per SDU segment beyond the
+//!   first, rounded up to whole bytes. A retransmitted piece uses the same header formula: the
+//!   re-segmentation fields (LSF, SO) are not added.
+//! - *ARQ (lean form of LteRlcAm ARQ, M8): a TB lost to HARQ (`HarqOutcome::Failed`) puts its
+//!   segments in the retransmission queue, eligible `t-Reordering + t-StatusProhibit` after the
+//!   failure was detected. A "t-Reordering + 1 ms" rule and the "t-Reordering + STATUS
+//!   (+ prohibit)" of LteRlcAm both give 3 ms (2 + 1) with the study-(a) timers, and with the ns-3
+//!   defaults this gives 20 ms, the upper end of the 10–20 ms heal time of LteRlcAm. STATUS PDUs
+//!   are not modelled on the reverse link (they are never lost), so t-PollRetransmit never fires
 //!   and is not a parameter here.
 //! - Retransmissions have priority: a TB is filled first from the eligible retransmission
 //!   queue (re-segmented to fit), and any room left is filled with new data (ns-3 sends
@@ -30,7 +30,7 @@
 //!   maxRetxThreshold (a piece is retransmitted until it arrives, so every accepted SDU is
 //!   delivered), the CoDel AQM (off in the studies), PDCP discard timers, the reordering of
 //!   TBs HARQ delivers out of order (reassembly per SDU makes delivery in order anyway).
-//! - *Buffer sizes: "MB" is 10^6 B (radio-models.md units note); study (b)'s "1 MB" is
+//! - *Buffer sizes: "MB" is 10^6 B (docs/scenario-format.md); study (b)'s "1 MB" is
 //!   ambiguous between 10^6 B and ns-3's default 1,048,576 B: the caller passes bytes.
 //!
 //! Hot path: [`RlcAm::fill`] and the HARQ hand-offs reuse the per-PDU segment buffers, so
@@ -40,9 +40,9 @@ use std::collections::VecDeque;
 
 use tcplab_core::{Packet, SimDuration, SimTime};
 
-/// PDCP header of a data radio bearer, bytes per SDU (A10).
+/// PDCP header of a data radio bearer, bytes per SDU (LteRlcAm).
 pub const PDCP_HEADER_BYTES: u32 = 2;
-/// MAC subheader of the one RLC PDU a DL TB carries, bytes (A7 step 6: PDU = TB − 4 B).
+/// MAC subheader of the one RLC PDU a DL TB carries, bytes (FlexTTI step 6: PDU = TB − 4 B).
 pub const MAC_SUBHEADER_BYTES: u32 = 4;
 /// Fixed part of an RLC AMD PDU header, bytes (TS 36.322 §6.2.1.4, 10-bit SN).
 pub const RLC_FIXED_HEADER_BYTES: u32 = 2;
@@ -54,7 +54,7 @@ pub fn rlc_header_bytes(segments: u32) -> u32 {
     RLC_FIXED_HEADER_BYTES + (RLC_LI_BITS * segments.saturating_sub(1)).div_ceil(8)
 }
 
-/// RLC AM parameters (A10 table).
+/// RLC AM parameters (LteRlcAm table).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RlcConfig {
     /// MaxTxBufferSize: limit on not-yet-transmitted PDCP bytes.
@@ -64,7 +64,8 @@ pub struct RlcConfig {
 }
 
 impl RlcConfig {
-    /// ns-3 lte-rlc-am defaults (A10): 1,048,576 B, t-Reordering 10 ms, t-StatusProhibit 10 ms.
+    /// ns-3 lte-rlc-am defaults (LteRlcAm): 1,048,576 B, t-Reordering 10 ms, t-StatusProhibit
+    /// 10 ms.
     pub fn ns3_default() -> RlcConfig {
         RlcConfig {
             max_tx_buffer_bytes: 1_048_576,
@@ -73,14 +74,10 @@ impl RlcConfig {
         }
     }
 
-    /// Study-(a) scripts (A0, A10): t-Reordering 2 ms, t-StatusProhibit 1 ms, with the swept
+    /// Study-(a) scripts (docs/models.md, profiles, LteRlcAm): t-Reordering 2 ms, t-StatusProhibit 1 ms, with the swept
     /// buffer (4/7/20/40 MB in the study, 10^6 B per MB).
     pub fn study_a(max_tx_buffer_bytes: u64) -> RlcConfig {
-        RlcConfig {
-            max_tx_buffer_bytes,
-            t_reordering: SimDuration::from_millis(2),
-            t_status_prohibit: SimDuration::from_millis(1),
-        }
+        RlcConfig { max_tx_buffer_bytes, t_reordering: SimDuration::from_millis(2), t_status_prohibit: SimDuration::from_millis(1) }
     }
 
     /// Delay from the detection of a HARQ failure to the earliest RLC retransmission.
@@ -117,7 +114,7 @@ pub struct PduFill {
     pub segments: u32,
 }
 
-/// Queued bytes for the scheduler (A7 step 3), PDCP headers included, RLC/MAC headers not.
+/// Queued bytes for the scheduler (FlexTTI step 3), PDCP headers included, RLC/MAC headers not.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct BufferStatus {
     /// Not yet transmitted (the transmission buffer the tail-drop limit applies to).
@@ -218,11 +215,7 @@ impl RlcAm {
             return false;
         }
         packet.enqueued_at = now;
-        self.sdus.push_back(SduSlot {
-            packet,
-            size,
-            received: 0,
-        });
+        self.sdus.push_back(SduSlot { packet, size, received: 0 });
         self.new_bytes += u64::from(size);
         self.stats.accepted_sdus += 1;
         self.stats.accepted_bytes += u64::from(size);
@@ -231,17 +224,8 @@ impl RlcAm {
 
     /// Bytes waiting for transmission at `now`.
     pub fn buffer_status(&self, now: SimTime) -> BufferStatus {
-        let retx_ready_bytes: u64 = self
-            .retx
-            .iter()
-            .take_while(|p| p.ready_at <= now)
-            .map(|p| u64::from(p.seg.len))
-            .sum();
-        BufferStatus {
-            new_bytes: self.new_bytes,
-            retx_ready_bytes,
-            retx_waiting_bytes: self.retx_bytes - retx_ready_bytes,
-        }
+        let retx_ready_bytes: u64 = self.retx.iter().take_while(|p| p.ready_at <= now).map(|p| u64::from(p.seg.len)).sum();
+        BufferStatus { new_bytes: self.new_bytes, retx_ready_bytes, retx_waiting_bytes: self.retx_bytes - retx_ready_bytes }
     }
 
     /// Builds the RLC PDU of a TB of `tb_bytes` scheduled at `now`: eligible retransmissions
@@ -281,13 +265,7 @@ impl RlcAm {
             return None;
         }
         record.in_flight = true;
-        Some(PduFill {
-            pdu: PduId(idx),
-            payload_bytes,
-            retx_bytes,
-            header_bytes: MAC_SUBHEADER_BYTES + rlc_header_bytes(n),
-            segments: n,
-        })
+        Some(PduFill { pdu: PduId(idx), payload_bytes, retx_bytes, header_bytes: MAC_SUBHEADER_BYTES + rlc_header_bytes(n), segments: n })
     }
 
     /// The SDU pieces a PDU in flight carries.
@@ -323,13 +301,7 @@ impl RlcAm {
         let ready_at = detected_at + self.config.arq_delay();
         let pos = self.retx.partition_point(|p| p.ready_at <= ready_at);
         for (i, seg) in record.segments.iter().enumerate() {
-            self.retx.insert(
-                pos + i,
-                RetxPiece {
-                    seg: *seg,
-                    ready_at,
-                },
-            );
+            self.retx.insert(pos + i, RetxPiece { seg: *seg, ready_at });
             self.retx_bytes += u64::from(seg.len);
             self.stats.retx_queued_bytes += u64::from(seg.len);
         }
@@ -358,10 +330,7 @@ impl RlcAm {
         let seg = if front.seg.len <= room {
             self.retx.pop_front().expect("front exists").seg
         } else {
-            let head = Segment {
-                len: room,
-                ..front.seg
-            };
+            let head = Segment { len: room, ..front.seg };
             front.seg.offset += room;
             front.seg.len -= room;
             head
@@ -374,11 +343,7 @@ impl RlcAm {
     fn take_new(&mut self, room: u32) -> Segment {
         let slot = &self.sdus[(self.next_tx_sdu - self.base_sdu) as usize];
         let len = (slot.size - self.next_tx_offset).min(room);
-        let seg = Segment {
-            sdu: self.next_tx_sdu,
-            offset: self.next_tx_offset,
-            len,
-        };
+        let seg = Segment { sdu: self.next_tx_sdu, offset: self.next_tx_offset, len };
         if self.next_tx_offset + len == slot.size {
             self.next_tx_sdu += 1;
             self.next_tx_offset = 0;
@@ -397,12 +362,7 @@ mod tests {
 
     /// An IP packet of `ip_bytes` whose TCP sequence number identifies it.
     fn pkt(seq: u32, ip_bytes: u32) -> Packet {
-        let hdr = DataHeader {
-            seq,
-            payload: ip_bytes - 52,
-            tsval: SimTime::ZERO,
-            cwr: false,
-        };
+        let hdr = DataHeader { seq, payload: ip_bytes - 52, tsval: SimTime::ZERO, cwr: false };
         Packet::data(0, 0, 1, hdr, Ecn::NotEct)
     }
 
@@ -423,15 +383,9 @@ mod tests {
 
     #[test]
     fn config_arq_delays_match_a10_heal_times() {
-        // A10: heal ≈ 3–4 ms with study settings, 10–20 ms with defaults; M8: t-Reordering + 1–2 ms.
-        assert_eq!(
-            RlcConfig::study_a(7_000_000).arq_delay(),
-            SimDuration::from_millis(3)
-        );
-        assert_eq!(
-            RlcConfig::ns3_default().arq_delay(),
-            SimDuration::from_millis(20)
-        );
+        // LteRlcAm: heal ≈ 3–4 ms with study settings, 10–20 ms with defaults; M8: t-Reordering + 1–2 ms.
+        assert_eq!(RlcConfig::study_a(7_000_000).arq_delay(), SimDuration::from_millis(3));
+        assert_eq!(RlcConfig::ns3_default().arq_delay(), SimDuration::from_millis(20));
         assert_eq!(RlcConfig::ns3_default().max_tx_buffer_bytes, 1_048_576);
     }
 
@@ -474,39 +428,15 @@ mod tests {
         // TB 1, 1000 B: MAC 4 + RLC 2 → 994 B of SDU 0.
         let a = rlc.fill(1000, ms(0)).unwrap();
         assert_eq!((a.payload_bytes, a.header_bytes, a.segments), (994, 6, 1));
-        assert_eq!(
-            rlc.segments(a.pdu),
-            &[Segment {
-                sdu: 0,
-                offset: 0,
-                len: 994
-            }]
-        );
+        assert_eq!(rlc.segments(a.pdu), &[Segment { sdu: 0, offset: 0, len: 994 }]);
         // TB 2, 1000 B: the last 508 B of SDU 0 and, with a 2-B LI, 1000 − 4 − 4 − 508 = 484 B of SDU 1.
         let b = rlc.fill(1000, ms(0)).unwrap();
         assert_eq!((b.payload_bytes, b.header_bytes, b.segments), (992, 8, 2));
-        assert_eq!(
-            rlc.segments(b.pdu),
-            &[
-                Segment {
-                    sdu: 0,
-                    offset: 994,
-                    len: 508
-                },
-                Segment {
-                    sdu: 1,
-                    offset: 0,
-                    len: 484
-                }
-            ]
-        );
+        assert_eq!(rlc.segments(b.pdu), &[Segment { sdu: 0, offset: 994, len: 508 }, Segment { sdu: 1, offset: 0, len: 484 }]);
         // TB 3, 4000 B: rest of SDU 1 (1018), SDU 2 (1502), header 4 + 4 → 1472 B padding.
         let c = rlc.fill(4000, ms(0)).unwrap();
         assert_eq!((c.payload_bytes, c.header_bytes, c.segments), (2520, 8, 2));
-        assert_eq!(
-            a.payload_bytes + b.payload_bytes + c.payload_bytes,
-            3 * 1502
-        );
+        assert_eq!(a.payload_bytes + b.payload_bytes + c.payload_bytes, 3 * 1502);
         assert_eq!(rlc.fill(4000, ms(0)), None);
         // HARQ delivers out of order: nothing leaves before SDU 0 is complete.
         let mut out = Vec::new();
@@ -515,9 +445,7 @@ mod tests {
         assert_eq!(rlc.on_delivered(a.pdu, &mut out), 3);
         assert_eq!(out.iter().map(seq).collect::<Vec<_>>(), [0, 1, 2]);
         assert_eq!(out.iter().map(|p| p.size).sum::<u32>(), 4500);
-        assert!(out
-            .iter()
-            .all(|p| p.enqueued_at == ms(u64::from(seq(p)) + 1)));
+        assert!(out.iter().all(|p| p.enqueued_at == ms(u64::from(seq(p)) + 1)));
     }
 
     #[test]
@@ -546,22 +474,12 @@ mod tests {
         assert_eq!(rlc.on_delivered(ok.pdu, &mut out), 0);
         let ready = detected + SimDuration::from_millis(3);
         let st = rlc.buffer_status(SimTime(ready.0 - 1));
-        assert_eq!(
-            (st.new_bytes, st.retx_ready_bytes, st.retx_waiting_bytes),
-            (1502, 0, 1502)
-        );
+        assert_eq!((st.new_bytes, st.retx_ready_bytes, st.retx_waiting_bytes), (1502, 0, 1502));
         // One nanosecond early only new data (SDU 3) goes out.
         let early = rlc.fill(1508, SimTime(ready.0 - 1)).unwrap();
         assert_eq!((early.retx_bytes, rlc.segments(early.pdu)[0].sdu), (0, 3));
         let heal = rlc.fill(1508, ready).unwrap();
-        assert_eq!(
-            rlc.segments(heal.pdu),
-            &[Segment {
-                sdu: 0,
-                offset: 0,
-                len: 1502
-            }]
-        );
+        assert_eq!(rlc.segments(heal.pdu), &[Segment { sdu: 0, offset: 0, len: 1502 }]);
         assert_eq!(heal.retx_bytes, 1502);
         assert_eq!(rlc.on_delivered(heal.pdu, &mut out), 3);
         assert_eq!(rlc.on_delivered(early.pdu, &mut out), 1);
@@ -577,56 +495,20 @@ mod tests {
             rlc.enqueue(pkt(i, 1000), ms(0)); // 1002-B PDCP PDUs
         }
         let a = rlc.fill(1012, ms(0)).unwrap(); // SDU 0 (1002) + 2 B of SDU 1 (header 4 + 4)
-        assert_eq!(
-            rlc.segments(a.pdu)[1],
-            Segment {
-                sdu: 1,
-                offset: 0,
-                len: 2
-            }
-        );
+        assert_eq!(rlc.segments(a.pdu)[1], Segment { sdu: 1, offset: 0, len: 2 });
         rlc.on_failed(a.pdu, ms(1));
         let st = rlc.buffer_status(ms(4));
-        assert_eq!(
-            (st.new_bytes, st.retx_ready_bytes, st.retx_waiting_bytes),
-            (2002, 1004, 0)
-        );
+        assert_eq!((st.new_bytes, st.retx_ready_bytes, st.retx_waiting_bytes), (2002, 1004, 0));
         // A 600-B TB: 594 B of SDU 0 again, nothing new.
         let b = rlc.fill(600, ms(4)).unwrap();
-        assert_eq!(
-            rlc.segments(b.pdu),
-            &[Segment {
-                sdu: 0,
-                offset: 0,
-                len: 594
-            }]
-        );
+        assert_eq!(rlc.segments(b.pdu), &[Segment { sdu: 0, offset: 0, len: 594 }]);
         // A 1000-B TB: rest of SDU 0 (408), SDU 1's 2 B, then new data: 1000 − 4 − 5 − 410 = 581 B of SDU 1.
         let c = rlc.fill(1000, ms(4)).unwrap();
         assert_eq!(
             rlc.segments(c.pdu),
-            &[
-                Segment {
-                    sdu: 0,
-                    offset: 594,
-                    len: 408
-                },
-                Segment {
-                    sdu: 1,
-                    offset: 0,
-                    len: 2
-                },
-                Segment {
-                    sdu: 1,
-                    offset: 2,
-                    len: 581
-                },
-            ]
+            &[Segment { sdu: 0, offset: 594, len: 408 }, Segment { sdu: 1, offset: 0, len: 2 }, Segment { sdu: 1, offset: 2, len: 581 },]
         );
-        assert_eq!(
-            (c.retx_bytes, c.payload_bytes, c.header_bytes),
-            (410, 991, 9)
-        );
+        assert_eq!((c.retx_bytes, c.payload_bytes, c.header_bytes), (410, 991, 9));
         let st = rlc.buffer_status(ms(4));
         assert_eq!((st.new_bytes, st.retx_ready_bytes), (2002 - 581, 0));
     }

@@ -1,9 +1,10 @@
-//! One WiFi BSS — an access point and its stations on one channel — run exchange by exchange
-//! (radio-models.md B5 channel access, B6 aggregation, B4 errors; validated against B7/B9).
+//! One WiFi BSS — an access point and its stations on one channel — run exchange by exchange (ns-3
+//! ChannelAccessManager/Txop channel access, ns-3 MpduAggregator/MsduAggregator aggregation,
+//! TableBasedErrorRateModel errors; validated against docs/validation.md W4–W13).
 //!
 //! Every station and the AP contend with EDCA best effort (AIFS = SIFS + 3 slots, CW 15 to
 //! 1023, binary exponential backoff frozen while the medium is busy, a new backoff after each
-//! transmission). The medium is one: everyone hears everyone (fixed received power, B3), so
+//! transmission). The medium is one: everyone hears everyone (fixed received power, docs/validation.md W1), so
 //! the only collisions are transmissions starting in the same slot; there are no hidden nodes.
 //! A winner sends one PPDU to one receiver: an A-MPDU of the MPDUs waiting for that receiver
 //! (retransmissions first), within the A-MPDU byte limit, the 5484 µs PPDU limit and the
@@ -13,19 +14,19 @@
 //! The receiver reorders per sender and hands packets over in sequence at the end of the PPDU
 //! that completed them; a dropped MPDU no longer blocks the ones behind it.
 //!
-//! Choices and simplifications (radio-models.md leaves these open, or ns-3 differs):
+//! Choices and simplifications (where ns-3 differs or leaves a choice):
 //! - Users are the stations; the AP is entity 0 and keeps one queue per station, serving the
-//!   station whose head packet is oldest (ns-3's FCFS across receivers, B8). The MAC queue
-//!   holds `queue_packets` MSDUs per device (B1: 500) and drops those older than
-//!   `max_queue_delay` (500 ms) when it next builds a PPDU; no queue disc sits above it
-//!   (ns-3 installs FqCoDel by default, B1).
+//!   station whose head packet is oldest (ns-3's FCFS across receivers, docs/models.md, WiFi
+//!   uplink). The MAC queue holds `queue_packets` MSDUs per device (ns-3 wifi defaults: 500) and
+//!   drops those older than `max_queue_delay` (500 ms) when it next builds a PPDU; no queue disc
+//!   sits above it (ns-3 installs FqCoDel by default, ns-3 wifi defaults).
 //! - Timing: a station whose frame arrives on a medium idle for at least AIFS with no backoff
 //!   left sends at once; one that finds the medium busy with no backoff left draws one. After
 //!   a collision, or a PPDU of which no MPDU survived, the medium counts as busy for the
 //!   response timeout (SIFS + slot + legacy preamble) after the longest PPDU for everyone
 //!   (ns-3 uses EIFS for the bystanders, 15 µs longer at 5 GHz).
 //! - Responses (ACK, BlockAck) at the legacy basic rate never fail (they need about 9 dB at
-//!   24 Mb/s, and the fixed-RSS scenarios give ≥ 13.97 dB over 20 MHz, B3); beacons, RTS/CTS
+//!   24 Mb/s, and the fixed-RSS scenarios give ≥ 13.97 dB over 20 MHz, docs/validation.md W1); beacons, RTS/CTS
 //!   and management frames are not modelled.
 //! - A-MSDU: at most 8 MSDUs per A-MSDU. Rate control: `Constant` (ns-3's
 //!   ConstantRateWifiManager, one MCS for every data frame) or `Ideal`: the highest MCS whose
@@ -39,16 +40,16 @@ use super::error::{per, Coding, ErrorModel};
 use super::phy::{noise_dbm, Mcs, PhyConfig, MAX_PPDU_DURATION};
 use crate::radio::{Direction, RadioCell, RadioDelivery, UserId};
 
-/// QoS data MAC header and FCS (B6).
+/// QoS data MAC header and FCS (ns-3 MpduAggregator/MsduAggregator).
 const MAC_HEADER_BYTES: u32 = 26;
 const FCS_BYTES: u32 = 4;
-/// LLC/SNAP header of every MSDU (B6).
+/// LLC/SNAP header of every MSDU (ns-3 MpduAggregator/MsduAggregator).
 const LLC_BYTES: u32 = 8;
-/// A-MPDU subframe delimiter and A-MSDU subframe header (B6).
+/// A-MPDU subframe delimiter and A-MSDU subframe header (ns-3 MpduAggregator/MsduAggregator).
 const AMPDU_DELIMITER_BYTES: u32 = 4;
 const AMSDU_SUBFRAME_HEADER_BYTES: u32 = 14;
 const MAX_MSDUS_PER_AMSDU: usize = 8;
-/// The MPDU size the ideal rate manager judges an MCS by (a 1500-B IP packet, B6).
+/// The MPDU size the ideal rate manager judges an MCS by (a 1500-B IP packet, ns-3 MpduAggregator/MsduAggregator).
 const IDEAL_REFERENCE_MPDU_BYTES: u32 = 1538;
 const IDEAL_MAX_PER: f64 = 0.01;
 
@@ -63,7 +64,7 @@ pub enum RateControl {
     Ideal,
 }
 
-/// Everything a BSS needs (defaults: `BssConfig::new`, ns-3's, B1).
+/// Everything a BSS needs (defaults: `BssConfig::new`, ns-3's).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BssConfig {
     pub phy: PhyConfig,
@@ -71,7 +72,7 @@ pub struct BssConfig {
     pub rate: RateControl,
     pub error_model: ErrorModel,
     pub coding: Coding,
-    /// Power every device receives from every other (B3: −80 dBm in the study).
+    /// Power every device receives from every other (docs/validation.md W1: −80 dBm in the study).
     pub rss_dbm: f64,
     pub noise_figure_db: f64,
     /// A-MPDU size limit in bytes (0: no A-MPDU, each MPDU answered by an ACK).
@@ -82,7 +83,7 @@ pub struct BssConfig {
     pub block_ack_window: u32,
     pub queue_packets: u32,
     pub max_queue_delay: SimDuration,
-    /// Transmissions of an MPDU before it is dropped (B5: 7).
+    /// Transmissions of an MPDU before it is dropped (ns-3 ChannelAccessManager/Txop: 7).
     pub retry_limit: u32,
     pub cw_min: u32,
     pub cw_max: u32,
@@ -422,7 +423,9 @@ impl WifiBss {
         for link in 0..links {
             self.expire(device, link, now, out);
         }
-        let link = (0..links).filter(|&l| self.devices[device].links[l].has_frame()).min_by_key(|&l| self.devices[device].links[l].head_since())?;
+        let link = (0..links)
+            .filter(|&l| self.devices[device].links[l].has_frame())
+            .min_by_key(|&l| self.devices[device].links[l].head_since())?;
         let aggregated = self.config.max_ampdu_bytes > 0;
         let mut mpdus = self.spare.pop().unwrap_or_default();
         let window = self.config.block_ack_window;
@@ -618,7 +621,7 @@ mod tests {
     use tcplab_core::packet::HEADER_BYTES;
     use tcplab_core::{DataHeader, Ecn};
 
-    /// A 1500-B IP packet (1472 B of UDP payload, B7).
+    /// A 1500-B IP packet (1472 B of UDP payload, docs/validation.md W4–W11).
     fn packet(seq: u32) -> Packet {
         Packet::data(0, 1, 0, DataHeader { seq, payload: 1500 - HEADER_BYTES, tsval: SimTime::ZERO, cwr: false }, Ecn::NotEct)
     }
@@ -627,7 +630,7 @@ mod tests {
     fn ht(band: Band, width: u32, gi: u32, mcs: u32) -> BssConfig {
         let phy = PhyConfig::new(Standard::Ht, band, width, gi, 1).unwrap();
         let mut c = BssConfig::new(phy, 1, RateControl::Constant(phy.mcs(mcs).unwrap()));
-        c.rss_dbm = -40.0; // B7's checks run error-free
+        c.rss_dbm = -40.0; // the W4–W11 checks (docs/validation.md) run error-free
         c
     }
 
@@ -670,7 +673,7 @@ mod tests {
     #[test]
     fn w4_w5_ht_mcs7_20_mhz_udp_with_and_without_a_mpdu() {
         let c = ht(Band::Ghz5, 20, 800, 7);
-        // B7: 28 MPDUs per A-MPDU (5484 µs), cycle 5518.5 µs → 59.75 Mb/s.
+        // docs/validation.md W4–W11: 28 MPDUs per A-MPDU (5484 µs), cycle 5518.5 µs → 59.75 Mb/s.
         assert_within(saturate(c, 1, 5.0, 1).0, 59.0..=60.5, "W4 A-MPDU 65535");
         // One MPDU + ACK per access: cycle 382.5 µs → 30.8 Mb/s.
         assert_within(saturate(BssConfig { max_ampdu_bytes: 0, ..c }, 1, 5.0, 1).0, 30.0..=31.5, "W5 no aggregation");
@@ -771,7 +774,7 @@ mod tests {
 
     #[test]
     fn ideal_rate_control_picks_the_fastest_mcs_the_snr_carries() {
-        // B4 "what works at −80 dBm" (table-based): 20 MHz up to MCS 4, 80 MHz up to MCS 2.
+        // At −80 dBm (docs/validation.md W13) the table-based model carries 20 MHz up to MCS 4, 80 MHz up to MCS 2.
         let ht20 = PhyConfig::new(Standard::Ht, Band::Ghz5, 20, 800, 1).unwrap();
         assert_eq!(BssConfig::new(ht20, 1, RateControl::Ideal).data_mcs().index, 4);
         let he80 = PhyConfig::default_for(Standard::He);

@@ -1,18 +1,18 @@
-//! Packet error rate of an MPDU from its SNR, MCS and size (radio-models.md B4): the
+//! Packet error rate of an MPDU from its SNR, MCS and size (TableBasedErrorRateModel): the
 //! table-based model of ns-3 ≥ 3.33 (the default) and the NIST model of older releases.
 //!
-//! - Table-based, lean form (B4 "lean implementation"): log10(PER) is linear in SNR through
-//!   the three anchors of each table (PER 50 %, 10 %, 1 %) and extrapolated with the slope of
-//!   the nearest segment on either side, PER capped at 1 and set to 0 below 1e-5 (ns-3's
-//!   floor). BCC uses the 32-B table for MPDUs under 400 B and the 1458-B table otherwise,
-//!   LDPC its 1458-B table; the result is scaled to the MPDU's size as
-//!   PER = 1 − (1 − PER_ref)^(L / L_ref). HT MCS index the tables directly (0–7). BCC has
-//!   no table for MCS 10–11: like ns-3, those fall back to an analytic model, here NIST's.
+//! - Table-based, lean form (lean form of TableBasedErrorRateModel): log10(PER) is linear in SNR
+//!   through the three anchors of each table (PER 50 %, 10 %, 1 %) and extrapolated with the slope
+//!   of the nearest segment on either side, PER capped at 1 and set to 0 below 1e-5 (ns-3's floor).
+//!   BCC uses the 32-B table for MPDUs under 400 B and the 1458-B table otherwise, LDPC its 1458-B
+//!   table; the result is scaled to the MPDU's size as PER = 1 − (1 − PER_ref)^(L / L_ref). HT MCS
+//!   index the tables directly (0–7). BCC has no table for MCS 10–11: like ns-3, those fall back to
+//!   an analytic model, here NIST's.
 //! - NIST (Pei & Henderson): uncoded BER of the constellation, the union bound over the
 //!   convolutional code's distance spectrum (Pe from D = √(4p(1−p))), success = (1 − Pe)^bits.
 //! - Left out: the table model's own 0.01 dB SNR rounding and its tables' fine shape between
-//!   anchors (B4 gives the anchors only; the real curves are within ±0.1 dB of these lines
-//!   in the waterfall region).
+//!   anchors (the anchors are read off ns-3's tables; the real curves are within ±0.1 dB of these
+//!   lines in the waterfall region).
 
 use super::phy::Mcs;
 
@@ -37,7 +37,7 @@ const PER_FLOOR: f64 = 1e-5;
 /// The small BCC table applies to MPDUs under this size, bytes.
 const SMALL_TABLE_LIMIT_BYTES: u32 = 400;
 
-/// SNR (dB) at PER 50 / 10 / 1 % per MCS (B4).
+/// SNR (dB) at PER 50 / 10 / 1 % per MCS (TableBasedErrorRateModel).
 const BCC_1458: [[f64; 3]; 10] = [
     [0.30, 0.92, 1.56],
     [3.30, 3.94, 4.60],
@@ -114,8 +114,18 @@ fn table_per(anchors: &[f64; 3], snr_db: f64) -> f64 {
 fn erfc(x: f64) -> f64 {
     let z = x.abs();
     let t = 1.0 / (1.0 + 0.5 * z);
-    const C: [f64; 10] =
-        [-1.265_512_23, 1.000_023_68, 0.374_091_96, 0.096_784_18, -0.186_288_06, 0.278_868_07, -1.135_203_98, 1.488_515_87, -0.822_152_23, 0.170_872_77];
+    const C: [f64; 10] = [
+        -1.265_512_23,
+        1.000_023_68,
+        0.374_091_96,
+        0.096_784_18,
+        -0.186_288_06,
+        0.278_868_07,
+        -1.135_203_98,
+        1.488_515_87,
+        -0.822_152_23,
+        0.170_872_77,
+    ];
     let poly = C.iter().rev().fold(0.0, |acc, c| acc * t + c);
     let r = t * (-z * z + poly).exp();
     if x >= 0.0 {
@@ -194,7 +204,9 @@ mod tests {
 
     #[test]
     fn w3_table_based_reproduces_its_anchors_at_the_reference_sizes() {
-        for (coding, table, bytes) in [(Coding::Bcc, &BCC_1458[..], 1458), (Coding::Bcc, &BCC_32[..], 32), (Coding::Ldpc, &LDPC_1458[..], 1458)] {
+        for (coding, table, bytes) in
+            [(Coding::Bcc, &BCC_1458[..], 1458), (Coding::Bcc, &BCC_32[..], 32), (Coding::Ldpc, &LDPC_1458[..], 1458)]
+        {
             for (index, anchors) in table.iter().enumerate() {
                 for (snr, want) in anchors.iter().zip(ANCHOR_PER) {
                     let got = per(ErrorModel::TableBased, coding, *snr, mcs(index as u32), bytes);
@@ -215,7 +227,7 @@ mod tests {
         assert!((ack - (1.0 - 0.9f64.powf(90.0 / 32.0))).abs() < 1e-12);
         assert_eq!(per(ErrorModel::TableBased, Coding::Bcc, -5.0, m4, 1538), 1.0);
         assert_eq!(per(ErrorModel::TableBased, Coding::Bcc, 30.0, m4, 1538), 0.0);
-        // B4 "what works at −80 dBm": 13.97 dB (20 MHz) carries MCS 4 but not 5; 7.95 dB
+        // At −80 dBm (docs/validation.md W13): 13.97 dB (20 MHz) carries MCS 4 but not 5; 7.95 dB
         // (80 MHz) MCS 2 but not 3.
         let at = |snr, m| per(ErrorModel::TableBased, Coding::Bcc, snr, mcs(m), 1538);
         assert!(at(13.97, 4) < 0.01 && at(13.97, 5) > 0.99);
@@ -225,7 +237,7 @@ mod tests {
 
     #[test]
     fn w3_nist_thresholds_match_b4() {
-        // SNR at PER 10 % for a 1538-B MPDU, 1 % for 1538 B, 10 % for 90 B (B4 NIST table).
+        // SNR at PER 10 % for a 1538-B MPDU, 1 % for 1538 B, 10 % for 90 B (NistErrorRateModel).
         let want = [
             (3.97, 4.59, 3.15),
             (6.98, 7.60, 6.16),
@@ -243,8 +255,10 @@ mod tests {
         for (index, (p10, p1, small)) in want.into_iter().enumerate() {
             let m = mcs(index as u32);
             let at = |target, bytes| snr_for_per(target, |snr| per(ErrorModel::Nist, Coding::Bcc, snr, m, bytes));
-            for (got, want, what) in [(at(0.1, 1538), p10, "10 % 1538 B"), (at(0.01, 1538), p1, "1 % 1538 B"), (at(0.1, 90), small, "10 % 90 B")] {
-                assert!((got - want).abs() <= 0.2, "MCS {index} {what}: {got:.2} dB, B4 {want}");
+            for (got, want, what) in
+                [(at(0.1, 1538), p10, "10 % 1538 B"), (at(0.01, 1538), p1, "1 % 1538 B"), (at(0.1, 90), small, "10 % 90 B")]
+            {
+                assert!((got - want).abs() <= 0.2, "MCS {index} {what}: {got:.2} dB, anchor {want}");
             }
         }
     }

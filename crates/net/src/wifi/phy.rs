@@ -1,19 +1,19 @@
-//! WiFi PHY of the lean 802.11n (HT) / 802.11ax (HE) model (radio-models.md B1–B3): MCS
-//! modulation and coding, data rates per width, guard interval and spatial streams, PPDU
-//! durations with their preambles, the legacy-rate ACK and BlockAck that answer a data frame,
-//! interframe spaces, and the noise and SNR of a fixed received power.
+//! WiFi PHY of the lean 802.11n (HT) / 802.11ax (HE) model (ns-3 HtPhy, HePhy, OfdmPhy and the wifi
+//! module's defaults): MCS modulation and coding, data rates per width, guard interval and spatial
+//! streams, PPDU durations with their preambles, the legacy-rate ACK and BlockAck that answer a
+//! data frame, interframe spaces, and the noise and SNR of a fixed received power.
 //!
-//! Choices (the spec is silent or ns-3-version dependent):
+//! Choices (where ns-3 is version dependent):
 //! - HT MCS are given per stream (0–7) with `spatial_streams` beside them, as ns-3's HtMcs8–31
 //!   are MCS 0–7 with more streams; HE MCS are 0–11.
-//! - The data field uses 16 service bits and 6 tail bits per encoder, one encoder below
-//!   320 Mb/s and one per 320 Mb/s above (B2's N_es rule extended); the HT short-GI symbol is
+//! - The data field uses 16 service bits and 6 tail bits per encoder, one encoder below 320 Mb/s
+//!   and one per 320 Mb/s above (ns-3 HtPhy/HePhy's N_es rule extended); the HT short-GI symbol is
 //!   3.6 µs and the PPDU is not rounded to the 4 µs grid of the legacy part.
 //! - HT-LTFs: 1, 2, 4, 4 for 1–4 streams; HE-LTFs: 1, 2, 4, 4, 6, 6, 8, 8 for 1–8 streams,
-//!   8 µs each (B2: the 2x LTF with the 3.2 µs GI of the HE SU default).
+//!   8 µs each (ns-3 HtPhy/HePhy: the 2x LTF with the 3.2 µs GI of the HE SU default).
 //! - Signal extension (6 µs) after every OFDM PPDU at 2.4 GHz, also after ACK and BlockAck.
 //! - The slot is the short slot, 9 µs, in both bands (ns-3 enables the ERP short slot at
-//!   2.4 GHz after the first beacon, B1).
+//!   2.4 GHz after the first beacon, ns-3 wifi defaults).
 
 use std::fmt;
 use tcplab_core::SimDuration;
@@ -43,8 +43,12 @@ pub enum PhyError {
 impl fmt::Display for PhyError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            PhyError::Width { width_mhz, allowed } => write!(f, "{width_mhz} MHz is not allowed for this standard and band; allowed: {allowed:?} MHz"),
-            PhyError::GuardInterval { gi_ns, allowed } => write!(f, "{gi_ns} ns is not a guard interval of this standard; allowed: {allowed:?} ns"),
+            PhyError::Width { width_mhz, allowed } => {
+                write!(f, "{width_mhz} MHz is not allowed for this standard and band; allowed: {allowed:?} MHz")
+            }
+            PhyError::GuardInterval { gi_ns, allowed } => {
+                write!(f, "{gi_ns} ns is not a guard interval of this standard; allowed: {allowed:?} ns")
+            }
             PhyError::SpatialStreams { streams, max } => write!(f, "{streams} spatial streams; allowed 1..={max}"),
             PhyError::Mcs { mcs, max } => write!(f, "MCS {mcs} is not valid for this standard; allowed 0..={max}"),
         }
@@ -54,21 +58,9 @@ impl fmt::Display for PhyError {
 impl std::error::Error for PhyError {}
 
 /// Modulation order (bits per subcarrier) and code rate (numerator, denominator) of MCS
-/// 0–11 (B2).
-const MCS_TABLE: [(u32, u32, u32); 12] = [
-    (1, 1, 2),
-    (2, 1, 2),
-    (2, 3, 4),
-    (4, 1, 2),
-    (4, 3, 4),
-    (6, 2, 3),
-    (6, 3, 4),
-    (6, 5, 6),
-    (8, 3, 4),
-    (8, 5, 6),
-    (10, 3, 4),
-    (10, 5, 6),
-];
+/// 0–11 (ns-3 HtPhy/HePhy).
+const MCS_TABLE: [(u32, u32, u32); 12] =
+    [(1, 1, 2), (2, 1, 2), (2, 3, 4), (4, 1, 2), (4, 3, 4), (6, 2, 3), (6, 3, 4), (6, 5, 6), (8, 3, 4), (8, 5, 6), (10, 3, 4), (10, 5, 6)];
 
 /// A modulation and coding scheme: modulation bits per subcarrier and code rate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -97,20 +89,20 @@ pub struct PhyConfig {
     pub spatial_streams: u32,
 }
 
-/// Legacy OFDM (non-HT) preamble and SIGNAL field, and its symbol (B2).
+/// Legacy OFDM (non-HT) preamble and SIGNAL field, and its symbol (ns-3 HtPhy/HePhy).
 const LEGACY_PREAMBLE: SimDuration = SimDuration::from_micros(20);
 const LEGACY_SYMBOL: SimDuration = SimDuration::from_micros(4);
 const SERVICE_BITS: u64 = 16;
 const TAIL_BITS_PER_ENCODER: u64 = 6;
-/// Data rate per BCC encoder (B2: N_es = 1 below 320 Mb/s).
+/// Data rate per BCC encoder (ns-3 HtPhy/HePhy: N_es = 1 below 320 Mb/s).
 const BITS_PER_SECOND_PER_ENCODER: f64 = 320e6;
-/// Signal extension after OFDM PPDUs in the 2.4 GHz band (B1).
+/// Signal extension after OFDM PPDUs in the 2.4 GHz band (ns-3 wifi defaults).
 const SIGNAL_EXTENSION_2_4_GHZ: SimDuration = SimDuration::from_micros(6);
-/// Longest HT-mixed / HE PPDU (B2: 5484 µs, aPPDUMaxTime).
+/// Longest HT-mixed / HE PPDU (ns-3 HtPhy/HePhy: 5484 µs, aPPDUMaxTime).
 pub const MAX_PPDU_DURATION: SimDuration = SimDuration::from_micros(5484);
-/// Short slot (B1).
+/// Short slot (ns-3 wifi defaults).
 const SLOT: SimDuration = SimDuration::from_micros(9);
-/// AIFSN of AC_BE (B5).
+/// AIFSN of AC_BE (ns-3 ChannelAccessManager/Txop).
 const AIFSN_BEST_EFFORT: u64 = 3;
 /// ACK (14 B) and compressed BlockAck frames (32 B with a 64-bit bitmap, 56 B with 256 bits).
 pub const ACK_BYTES: u32 = 14;
@@ -145,8 +137,8 @@ impl PhyConfig {
         Ok(PhyConfig { standard, band, width_mhz, guard_interval_ns, spatial_streams })
     }
 
-    /// ns-3's defaults per standard (B1): 802.11n 2.4 GHz 20 MHz GI 800 ns; 802.11ax 5 GHz
-    /// 80 MHz GI 3200 ns; one stream.
+    /// ns-3's defaults per standard (ns-3 wifi defaults): 802.11n 2.4 GHz 20 MHz GI 800 ns;
+    /// 802.11ax 5 GHz 80 MHz GI 3200 ns; one stream.
     pub fn default_for(standard: Standard) -> Self {
         match standard {
             Standard::Ht => PhyConfig { standard, band: Band::Ghz2_4, width_mhz: 20, guard_interval_ns: 800, spatial_streams: 1 },
@@ -173,7 +165,7 @@ impl PhyConfig {
         (0..=self.max_mcs()).map(|index| Mcs { index })
     }
 
-    /// Data subcarriers (B2).
+    /// Data subcarriers (ns-3 HtPhy/HePhy).
     fn data_subcarriers(&self) -> u32 {
         match (self.standard, self.width_mhz) {
             (Standard::Ht, 20) => 52,
@@ -185,7 +177,7 @@ impl PhyConfig {
         }
     }
 
-    /// OFDM symbol of the data field, guard interval included (B2).
+    /// OFDM symbol of the data field, guard interval included (ns-3 HtPhy/HePhy).
     pub fn symbol(&self) -> SimDuration {
         match self.standard {
             Standard::Ht => SimDuration::from_nanos(3200 + u64::from(self.guard_interval_ns)),
@@ -199,12 +191,12 @@ impl PhyConfig {
         f64::from(self.spatial_streams * self.data_subcarriers() * mcs.bits_per_subcarrier()) * f64::from(num) / f64::from(den)
     }
 
-    /// PHY data rate in bit/s (B2: Nss · Nsd · log2 M · R / T_sym).
+    /// PHY data rate in bit/s (ns-3 HtPhy/HePhy: Nss · Nsd · log2 M · R / T_sym).
     pub fn data_rate_bps(&self, mcs: Mcs) -> f64 {
         self.data_bits_per_symbol(mcs) * 1e9 / self.symbol().as_nanos() as f64
     }
 
-    /// Preamble and PHY headers before the data field (B2).
+    /// Preamble and PHY headers before the data field (ns-3 HtPhy/HePhy).
     pub fn preamble(&self) -> SimDuration {
         let streams = self.spatial_streams as usize;
         match self.standard {
@@ -222,7 +214,7 @@ impl PhyConfig {
         }
     }
 
-    /// Air time of a PPDU carrying `psdu_bytes` at `mcs` (B2).
+    /// Air time of a PPDU carrying `psdu_bytes` at `mcs` (ns-3 HtPhy/HePhy).
     pub fn ppdu_duration(&self, psdu_bytes: u32, mcs: Mcs) -> SimDuration {
         let encoders = (self.data_rate_bps(mcs) / BITS_PER_SECOND_PER_ENCODER).ceil().max(1.0) as u64;
         let bits = SERVICE_BITS + 8 * u64::from(psdu_bytes) + TAIL_BITS_PER_ENCODER * encoders;
@@ -230,8 +222,9 @@ impl PhyConfig {
         self.preamble() + self.symbol().saturating_mul(symbols) + self.extension()
     }
 
-    /// The legacy OFDM rate that answers a data frame at `mcs`: the highest basic rate of
-    /// {6, 12, 24} Mb/s not above the data modulation's (B5).
+    /// The legacy OFDM rate that answers a data frame at `mcs`: the highest basic rate of {6, 12,
+    /// 24} Mb/s not above the data modulation's (ns-3
+    /// WifiRemoteStationManager::GetControlAnswerMode).
     pub fn response_rate_bps(&self, mcs: Mcs) -> u64 {
         match mcs.bits_per_subcarrier() {
             1 => 6_000_000,
@@ -253,7 +246,7 @@ impl PhyConfig {
     }
 
     /// The compressed BlockAck answering an A-MPDU at `mcs`: a 64-bit bitmap for HT, 256 for
-    /// HE (B1, B5).
+    /// HE (ns-3 wifi defaults, ns-3 ChannelAccessManager/Txop).
     pub fn block_ack_duration(&self, mcs: Mcs) -> SimDuration {
         let bytes = match self.standard {
             Standard::Ht => BLOCK_ACK_64_BYTES,
@@ -262,7 +255,7 @@ impl PhyConfig {
         self.legacy_duration(bytes, self.response_rate_bps(mcs))
     }
 
-    /// The BlockAck window (B1: 64 for HT, 256 for HE).
+    /// The BlockAck window (ns-3 wifi defaults: 64 for HT, 256 for HE).
     pub fn block_ack_window(&self) -> u32 {
         match self.standard {
             Standard::Ht => 64,
@@ -281,13 +274,13 @@ impl PhyConfig {
         SLOT
     }
 
-    /// AIFS of AC_BE: SIFS + 3 slots (B5).
+    /// AIFS of AC_BE: SIFS + 3 slots (ns-3 ChannelAccessManager/Txop).
     pub fn aifs(&self) -> SimDuration {
         self.sifs() + SLOT.saturating_mul(AIFSN_BEST_EFFORT)
     }
 
     /// How long a sender waits for a missing (Block)Ack before it counts a failure: SIFS, a
-    /// slot and a legacy preamble (B5).
+    /// slot and a legacy preamble (ns-3 ChannelAccessManager/Txop).
     pub fn response_timeout(&self) -> SimDuration {
         self.sifs() + SLOT + LEGACY_PREAMBLE
     }
@@ -296,7 +289,7 @@ impl PhyConfig {
 /// Boltzmann constant × 290 K in dBm/Hz, as ns-3 computes the thermal noise.
 const THERMAL_NOISE_DBM_PER_HZ: f64 = -173.977_3;
 
-/// Receiver noise over `width_mhz` with noise figure `nf_db` (B3).
+/// Receiver noise over `width_mhz` with noise figure `nf_db` (docs/validation.md W1).
 pub fn noise_dbm(width_mhz: u32, nf_db: f64) -> f64 {
     THERMAL_NOISE_DBM_PER_HZ + 10.0 * (f64::from(width_mhz) * 1e6).log10() + nf_db
 }
@@ -341,9 +334,9 @@ mod tests {
     fn ppdu_and_response_durations_worked_by_hand() {
         let p = phy(Standard::Ht, Band::Ghz5, 20, 800);
         let mcs7 = p.mcs(7).unwrap();
-        // B7: one 1538-B MPDU (1472-B UDP) at HtMcs7: 36 µs + ⌈(16 + 12304 + 6)/260⌉ = 48 symbols.
+        // docs/validation.md W4–W11: one 1538-B MPDU (1472-B UDP) at HtMcs7: 36 µs + ⌈(16 + 12304 + 6)/260⌉ = 48 symbols.
         assert_eq!(p.ppdu_duration(1538, mcs7), SimDuration::from_micros(36 + 48 * 4));
-        // B7: 28 MPDUs of 1544 B (the last unpadded: 1540) = 43,228 B → 5360 µs.
+        // docs/validation.md W4–W11: 28 MPDUs of 1544 B (the last unpadded: 1540) = 43,228 B → 5360 µs.
         assert_eq!(p.ppdu_duration(27 * 1544 + 1540, mcs7), SimDuration::from_micros(5360));
         assert_eq!(p.ack_duration(mcs7), SimDuration::from_micros(28));
         assert_eq!(p.block_ack_duration(mcs7), SimDuration::from_micros(32));
@@ -363,7 +356,10 @@ mod tests {
         assert!(PhyConfig::new(Standard::Ht, Band::Ghz5, 80, 800, 1).is_err());
         assert!(PhyConfig::new(Standard::He, Band::Ghz5, 80, 400, 1).unwrap_err().to_string().contains("[800, 1600, 3200]"));
         assert!(PhyConfig::new(Standard::Ht, Band::Ghz5, 20, 800, 5).is_err());
-        assert_eq!(phy(Standard::Ht, Band::Ghz5, 20, 800).mcs(8).unwrap_err().to_string(), "MCS 8 is not valid for this standard; allowed 0..=7");
+        assert_eq!(
+            phy(Standard::Ht, Band::Ghz5, 20, 800).mcs(8).unwrap_err().to_string(),
+            "MCS 8 is not valid for this standard; allowed 0..=7"
+        );
         assert!(phy(Standard::He, Band::Ghz5, 20, 800).mcs(11).is_ok());
     }
 }

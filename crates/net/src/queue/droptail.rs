@@ -1,0 +1,103 @@
+//! Drop tail: a FIFO that refuses arrivals when full (Linux `pfifo`/`bfifo`, ns-3
+//! FifoQueueDisc).
+
+use super::{CeThreshold, Discipline, DropReason, DropSink, Fifo, ParamDoc, Queue, QueueLimit};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use tcplab_core::{Packet, SimRng, SimTime};
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DroptailConfig {}
+
+impl Discipline for DroptailConfig {
+    const NAME: &'static str = "droptail";
+    const SUMMARY: &'static str = "FIFO, drops arriving packets when full (Linux pfifo/bfifo)";
+    const PARAMS: &'static [ParamDoc] = &[];
+
+    fn build(&self, limit: QueueLimit, marking: Option<CeThreshold>, _rng: SimRng) -> Box<dyn Queue> {
+        Box::new(DropTail(Fifo::new(limit, marking)))
+    }
+}
+
+#[derive(Debug)]
+struct DropTail(Fifo);
+
+impl Queue for DropTail {
+    fn enqueue(&mut self, pkt: Packet, now: SimTime, sink: &mut DropSink) {
+        if self.0.fits(&pkt) {
+            let backlog = self.0.len_packets();
+            self.0.push(pkt, now, backlog, sink);
+        } else {
+            sink.drop(pkt, DropReason::Tail);
+        }
+    }
+
+    fn dequeue(&mut self, now: SimTime, sink: &mut DropSink) -> Option<Packet> {
+        self.0.pop(now, sink)
+    }
+
+    fn len_packets(&self) -> u32 {
+        self.0.len_packets()
+    }
+
+    fn len_bytes(&self) -> u64 {
+        self.0.len_bytes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::fifo::tests::{pkt, seq, with_ecn};
+    use super::*;
+    use tcplab_core::Ecn;
+
+    fn queue(limit: QueueLimit, marking: Option<CeThreshold>) -> Box<dyn Queue> {
+        DroptailConfig {}.build(limit, marking, SimRng::stream(1, "q"))
+    }
+
+    #[test]
+    fn refuses_the_arrival_when_full() {
+        let (mut q, mut sink) = (queue(QueueLimit::Packets(2), None), DropSink::default());
+        for i in 0..3 {
+            q.enqueue(pkt(i, 100), SimTime::ZERO, &mut sink);
+        }
+        assert_eq!((sink.tail, sink.drops()), (1, 1));
+        assert_eq!((q.len_packets(), q.len_bytes()), (2, 2 * 152));
+        assert_eq!(q.dequeue(SimTime::ZERO, &mut sink).map(|p| seq(&p)), Some(0));
+    }
+
+    #[test]
+    fn byte_limit_counts_wire_bytes() {
+        // 1000-byte limit holds six 152-byte packets (912 B) but not a seventh.
+        let (mut q, mut sink) = (queue(QueueLimit::Bytes(1000), None), DropSink::default());
+        for i in 0..7 {
+            q.enqueue(pkt(i, 100), SimTime::ZERO, &mut sink);
+        }
+        assert_eq!((q.len_bytes(), sink.tail), (912, 1));
+    }
+
+    #[test]
+    fn backlog_threshold_marks_ect_arrivals_joining_k_or_more_packets() {
+        let (mut q, mut sink) = (queue(QueueLimit::Packets(8), Some(CeThreshold::Backlog(3))), DropSink::default());
+        // Arrivals 0..5 join backlogs 0..5: the 4th, 5th and 6th (backlog 3, 4, 5) are marked.
+        for i in 0..6 {
+            q.enqueue(with_ecn(i, Ecn::Ect0), SimTime::ZERO, &mut sink);
+        }
+        assert_eq!(sink.ce_marks, 3);
+        // Not-ECT is never marked; an arrival already CE is not counted again.
+        q.enqueue(with_ecn(6, Ecn::NotEct), SimTime::ZERO, &mut sink);
+        q.enqueue(with_ecn(7, Ecn::Ce), SimTime::ZERO, &mut sink);
+        assert_eq!(sink.ce_marks, 3);
+        // Full: the ECT arrival is dropped, not marked.
+        q.enqueue(with_ecn(8, Ecn::Ect0), SimTime::ZERO, &mut sink);
+        assert_eq!((sink.tail, sink.ce_marks), (1, 3));
+        let ecns: Vec<Ecn> = std::iter::from_fn(|| q.dequeue(SimTime::ZERO, &mut sink)).map(|p| p.ecn).collect();
+        use Ecn::*;
+        assert_eq!(ecns, [Ect0, Ect0, Ect0, Ce, Ce, Ce, NotEct, Ce]);
+        // Marking is on the backlog at arrival: an empty queue marks nothing.
+        q.enqueue(with_ecn(9, Ect0), SimTime::ZERO, &mut sink);
+        assert_eq!(q.dequeue(SimTime::ZERO, &mut sink).unwrap().ecn, Ect0);
+        assert_eq!(sink.ce_marks, 3);
+    }
+}

@@ -1,0 +1,217 @@
+"""Aligned text tables of what tcplab prints: a run's summary (flows, links, radio users, WiFi
+devices), runs side by side, a campaign's means ± 95 % CIs, and the catalog of `tcplab list`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from .report import identical_across_seeds
+from .result import Result
+from .studies import Study
+
+# Links below this utilization and without drops are left out of the summary table.
+QUIET_LINK_UTILIZATION = 0.01
+CAMPAIGN_TABLE_METRICS = ("goodput_mbps", "rtt_mean_ms", "retransmits", "fairness_jain")
+IDENTICAL_MARK = "*"
+
+
+def format_table(rows: list[list[str]], align: str) -> str:
+    """Rows of cells as aligned text; `align` has one `l` (left) or `r` (right) per column."""
+    widths = [max(map(len, column)) for column in zip(*rows, strict=True)]
+    return "\n".join(
+        "  ".join(
+            cell.ljust(width) if side == "l" else cell.rjust(width) for cell, width, side in zip(row, widths, align, strict=True)
+        ).rstrip()
+        for row in rows
+    )
+
+
+def format_summary(result: Result) -> str:
+    """The summary of a run: a headline, a table of flows, a table of links, Jain's index."""
+    summary, run_info = result.summary, result.summary["run"]
+    if run_info.get("backend") == "emu":
+        headline = (
+            f"{result.name}: {run_info['sim_seconds']:g} s on this machine's kernel TCP"
+            f" in {run_info['wall_seconds']:.2f} s (emulation)"
+        )
+    else:
+        headline = (
+            f"{result.name}: {run_info['sim_seconds']:g} s simulated"
+            f" in {run_info['wall_seconds']:.2f} s ({run_info['events']:,} events,"
+            f" seed {run_info['seed']})"
+        )
+    lines = [headline, "", _flow_table(summary["flows"]), "", _link_table(summary["links"])]
+    if summary.get("radio"):
+        lines += ["", _radio_table(summary["radio"])]
+    if summary.get("wifi"):
+        lines += ["", _wifi_table(summary["wifi"])]
+    lines += ["", f"Jain's fairness index: {summary['fairness_jain']:.3f}"]
+    return "\n".join(lines)
+
+
+def _flow_table(flows: list[dict[str, Any]]) -> str:
+    header = ["flow", "cc", "goodput Mbps", "RTT mean ms", "RTT p95 ms", "retransmits", "retx %"]
+    rows = [
+        [
+            str(flow["id"]),
+            flow["cc"],
+            _number(flow["goodput_mbps"], 2),
+            _number(flow["rtt_mean_ms"], 1),
+            _number(flow["rtt_p95_ms"], 1),
+            str(flow["retransmits"]),
+            _number(flow["retransmit_pct"], 2),
+        ]
+        for flow in flows
+    ]
+    return format_table([header, *rows], "llrrrrr")
+
+
+def _link_table(links: list[dict[str, Any]]) -> str:
+    """The links that carried traffic or dropped packets; a note counts the others."""
+    shown = [link for link in links if link["drops"] or link["utilization"] >= QUIET_LINK_UTILIZATION]
+    rows = [[link["id"], f"{link['utilization']:.1%}", str(link["drops"]), str(link["ce_marks"])] for link in shown]
+    table = format_table([["link", "utilization", "drops", "CE marks"], *rows], "lrrr")
+    quiet = len(links) - len(shown)
+    if not quiet:
+        return table
+    return f"{table}\n({quiet} more under {QUIET_LINK_UTILIZATION:.0%} utilization without drops)"
+
+
+def _radio_table(users: list[dict[str, Any]]) -> str:
+    header = ["user", "SINR mean dB", "line of sight", "DL PHY mean Mbps", "RLC drops DL/UL"]
+    header.append("HARQ retx DL/UL")
+    rows = [
+        [
+            user["ue"],
+            _number(user["sinr_mean_db"], 1),
+            f"{user['los_fraction']:.0%}",
+            _number(user["capacity_mean_mbps"], 0),
+            f"{user['rlc_drops']}/{user['ul_rlc_drops']}",
+            f"{user['harq_retx']}/{user['ul_harq_retx']}",
+        ]
+        for user in users
+    ]
+    return format_table([header, *rows], "lrrrrr")
+
+
+def _wifi_table(bss: dict[str, Any]) -> str:
+    header = ["device", "PPDUs", "collisions", "retries", "MAC drops", "rx MPDUs ok/err/coll"]
+    rows = [
+        [
+            device["device"] + (" (AP)" if position == 0 else ""),
+            str(device["ppdus"]),
+            str(device["collisions"]),
+            str(device["retries"]),
+            str(device["mac_drops"]),
+            f"{device['rx_ok_mpdus']}/{device['rx_error_mpdus']}/{device['rx_collision_mpdus']}",
+        ]
+        for position, device in enumerate(bss["devices"])
+    ]
+    headline = (
+        f"WiFi: MCS {bss['mcs']} ({bss['phy_rate_mbps']:.1f} Mbps PHY) at {bss['snr_db']:.2f} dB SNR,"
+        f" medium busy {bss['airtime_busy']:.0%}, drop ratio at the AP {bss['ap_drop_ratio']:.2%}"
+    )
+    return headline + "\n" + format_table([header, *rows], "lrrrrr")
+
+
+def format_comparison(results: Mapping[str, Result]) -> str:
+    """Flow 0 and the busiest link of each run, one column per run."""
+    columns = {name: _comparison_column(result.summary) for name, result in results.items()}
+    metrics = next(iter(columns.values())).keys()
+    rows = [["", *columns]] + [[metric, *(column[metric] for column in columns.values())] for metric in metrics]
+    return format_table(rows, "l" + "r" * len(columns))
+
+
+def _comparison_column(summary: Mapping[str, Any]) -> dict[str, str]:
+    flow = summary["flows"][0]
+    bottleneck = max(summary["links"], key=lambda link: link["utilization"])
+    return {
+        "goodput Mbps": _number(flow["goodput_mbps"], 2),
+        "RTT mean ms": _number(flow["rtt_mean_ms"], 1),
+        "RTT p95 ms": _number(flow["rtt_p95_ms"], 1),
+        "RTT p99 ms": _number(flow["rtt_p99_ms"], 1),
+        "retransmits": str(flow["retransmits"]),
+        "busiest link": bottleneck["id"],
+        "its utilization": f"{bottleneck['utilization']:.1%}",
+        "its drops": str(bottleneck["drops"]),
+        "its mean backlog pkts": _number(bottleneck["backlog_mean_pkts"], 1),
+        "wall time s": f"{summary['run']['wall_seconds']:.2f}",
+    }
+
+
+def format_campaign_counts(name: str, state: Any, directory: Path) -> str:
+    """`NAME: 6 runs, 0 already done, 6 run now, 0 failed -> DIR` (`state`: a sweep.Progress)."""
+    return f"{name}: {state.total} runs, {state.skipped} already done, {state.done} run now, {state.failed} failed -> {directory}"
+
+
+def format_campaign_table(table: pl.DataFrame, keys: list[str]) -> str:
+    """The main metrics as `mean ± CI` per combination of axis values; a mean that every seed
+    gave alike is marked instead (`± 0.000` would look like a bug), with a note below."""
+    header = [*keys, "runs", *CAMPAIGN_TABLE_METRICS]
+    rows, marked = [], False
+    for row in table.iter_rows(named=True):
+        cells = [str(row[k]) for k in keys] + [str(row["runs"])]
+        for metric in CAMPAIGN_TABLE_METRICS:
+            mean, ci = row.get(f"{metric}_mean"), row.get(f"{metric}_ci95")
+            if mean is None:
+                cells.append("-")
+            elif ci is None:
+                cells.append(f"{mean:.3f}")
+            elif identical_across_seeds(mean, ci):
+                cells.append(f"{mean:.3f} {IDENTICAL_MARK}")
+                marked = True
+            else:
+                cells.append(f"{mean:.3f} ± {ci:.3f}" if ci >= 0.0005 else f"{mean:.3f} ± {ci:.1g}")
+        rows.append(cells)
+    text = format_table([header, *rows], "l" * len(keys) + "r" * (1 + len(CAMPAIGN_TABLE_METRICS)))
+    return text + (f"\n{IDENTICAL_MARK} identical across seeds" if marked else "")
+
+
+def format_studies(studies: Iterable[Study]) -> str:
+    """One line per study: its name and what it shows."""
+    return format_table([[study.name, study.description] for study in studies], "ll")
+
+
+def format_catalog(catalog: Mapping[str, Any], studies: Iterable[Study]) -> str:
+    """`tcplab list`: each algorithm with its parameters (defaults, units), the queues, the
+    topologies and the studies with their cases. `catalog` is `_core.catalog()` parsed."""
+    lines = ["algorithms  (flows.N.cc = NAME, or { kind = NAME, PARAMETER = VALUE, ... })"]
+    for algorithm in catalog["algorithms"]:
+        lines.append(f"  {algorithm['name']}: {algorithm['summary']}")
+        parameters = [[p["name"], f"= {_with_unit(p['default'], p['unit'])}", p["doc"]] for p in algorithm["params"]]
+        if parameters:
+            lines.append(_indented(format_table(parameters, "lll"), 6))
+    study_rows = []
+    for study in studies:
+        study_rows.append([study.name, study.description])
+        if study.cases:
+            study_rows.append(["", f"cases (NAME:CASE): {', '.join(study.cases)}"])
+    for title, rows in [
+        ("queues  (queue = NAME)", [[q["name"], q["summary"]] for q in catalog["queues"]]),
+        (
+            "topologies  (topology.kind = NAME)",
+            [[t["name"], t["summary"]] for t in catalog["topologies"]],
+        ),
+        ("studies  (tcplab run NAME)", study_rows),
+    ]:
+        lines += ["", title, _indented(format_table(rows, "ll"), 2)]
+    return "\n".join(lines)
+
+
+def _with_unit(value: Any, unit: str) -> str:
+    """`1 packet`, `2 packets`, `25 ms`, `true`: a unit that is a plural word loses its `s` at 1."""
+    if str(value) == "1" and unit.endswith("s") and unit.isalpha() and len(unit) > 2:
+        unit = unit[:-1]
+    return f"{value} {unit}".rstrip()
+
+
+def _number(value: float | None, decimals: int) -> str:
+    return "-" if value is None else f"{value:.{decimals}f}"
+
+
+def _indented(text: str, spaces: int) -> str:
+    return "\n".join(" " * spaces + line for line in text.splitlines())

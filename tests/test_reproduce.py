@@ -1,0 +1,136 @@
+"""tcplab.reproduce from Python (what `tcplab reproduce` runs), the choices of the CLI's
+--backend/--engine/--format, and the example campaigns in scenarios/campaigns/."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from tcplab import ScenarioError, cli
+from tcplab.reproduce import Backend, FigureFormat, reproduce
+from tcplab.sweep import ENGINES, Campaign, Progress
+
+from .conftest import REPOSITORY, CliOutcome
+from .test_cli import assert_bad_input
+
+CAMPAIGNS = REPOSITORY / "scenarios" / "campaigns"
+
+
+def test_a_study_reproduces_from_python_and_resumes(tmp_path: Path) -> None:
+    counts: list[Progress] = []
+    done = reproduce("rtt-lens", tmp_path / "out", quick=True, jobs=2, figure_formats=(), progress=counts.append)
+    assert (done.runs.total, done.runs.done, done.runs.failed, done.failed) == (6, 6, 0, False)
+    assert len(counts) == 6 and done.kernel == {}
+    assert done.axes == ["cc"] and done.table["cc"].to_list() == ["cubic", "bbr"]
+    assert done.report == tmp_path / "out" / "report.html" and done.report.is_file()
+    assert not (tmp_path / "out" / "figures").exists()
+    meta = json.loads((tmp_path / "out" / "reproduce.json").read_text())
+    assert (meta["study"], meta["quick"], meta["engine"], meta["jobs"], meta["figure_formats"]) == (
+        "rtt-lens",
+        True,
+        "local",
+        2,
+        [],
+    )
+    again = reproduce("rtt-lens", tmp_path / "out", quick=True, jobs=2, figure_formats=(), report=False)
+    assert (again.runs.skipped, again.runs.done, again.report) == (6, 0, None)
+    assert again.table.equals(done.table)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"study": "nope"}, "nope: no such study (studies: "),
+        ({"backend": "ns3"}, "--backend 'ns3': allowed: sim, emu, both"),
+        ({"figure_formats": ["gif"]}, "--format 'gif': allowed: png, svg, pdf"),
+        ({"backend": "both", "study": "siad-mmwave"}, "--backend emu: siad-mmwave needs radio models"),
+    ],
+)
+def test_reproduce_refuses_bad_arguments_before_writing(tmp_path: Path, arguments: dict, message: str) -> None:
+    with pytest.raises(ScenarioError) as error:
+        reproduce(**{"study": "rtt-lens", "output": tmp_path / "out", **arguments})
+    assert str(error.value).startswith(message)
+    assert not (tmp_path / "out").exists()
+
+
+# --- the CLI's choices --------------------------------------------------------------------------
+
+
+def test_the_cli_choices_are_the_librarys() -> None:
+    assert [engine.value for engine in cli.Engine] == list(ENGINES)
+    assert [backend.value for backend in cli.RunBackend] == ["sim", "emu"]
+    assert [backend.value for backend in Backend] == ["sim", "emu", "both"]
+    assert [fmt.value for fmt in FigureFormat] == ["png", "svg", "pdf"]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["run", "rtt-lens", "--backend", "ns3"], "'--backend': 'ns3' is not one of 'sim', 'emu'."),
+        (["reproduce", "rtt-lens", "--backend", "ns3"], "'--backend': 'ns3' is not one of 'sim', 'emu', 'both'."),
+        (["sweep", "c.toml", "--engine", "ray"], "'--engine': 'ray' is not one of 'local', 'dask'."),
+        (["reproduce", "rtt-lens", "--engine", "ray"], "'--engine': 'ray' is not one of 'local', 'dask'."),
+        (["reproduce", "rtt-lens", "--format", "gif"], "'--format': 'gif' is not one of 'png', 'svg', 'pdf'."),
+        (["compare", "a", "b", "--format", "gif"], "'--format': 'gif' is not one of 'png', 'svg', 'pdf'."),
+    ],
+)
+def test_a_bad_choice_is_one_line_listing_the_allowed_ones(run_cli, tmp_path: Path, arguments: list[str], message: str) -> None:
+    outcome: CliOutcome = run_cli(*arguments, "-o", tmp_path / "out")
+    assert_bad_input(outcome, f"error: Invalid value for {message} (see 'tcplab {arguments[0]} --help')")
+    assert not (tmp_path / "out").exists()
+
+
+def test_help_lists_the_choices(run_cli) -> None:
+    assert "--backend sim|emu " in run_cli("run", "--help").stdout
+    reproduce_help = run_cli("reproduce", "--help").stdout
+    for choices in ("--backend sim|emu|both", "--engine local|dask", "--format png|svg|pdf"):
+        assert choices in reproduce_help
+    assert "--engine local|dask" in run_cli("sweep", "--help").stdout
+    assert "--format png|svg|pdf" in run_cli("compare", "--help").stdout
+
+
+def test_reproduce_needs_a_worker(run_cli, tmp_path: Path) -> None:
+    assert_bad_input(run_cli("reproduce", "rtt-lens", "-j", "0", "-o", tmp_path / "out"), "error: --jobs 0: must be at least 1")
+    assert not (tmp_path / "out").exists()
+
+
+# --- the example campaigns ----------------------------------------------------------------------
+
+
+def run_campaign(name: str, directory: Path) -> pl.DataFrame:
+    campaign = Campaign(CAMPAIGNS / f"{name}.toml", directory)
+    state = campaign.run(jobs=2)
+    assert (state.failed, state.done) == (0, state.total)
+    index = pl.read_parquet(directory / "index.parquet")
+    assert index.height == len(campaign.runs) and set(index["status"]) == {"ok"}
+    assert sorted(set(index["seed"])) == [1, 2, 3]
+    return index
+
+
+def test_the_buffers_campaign_shows_cubic_filling_the_buffer_and_bbr_not(tmp_path: Path) -> None:
+    index = run_campaign("buffers", tmp_path / "buffers")
+    assert index.height == 2 * 3 * 3
+    rtt = {case: index.filter(pl.col("case") == case)["rtt_mean_ms"].mean() for case in set(index["case"])}
+    assert rtt["cubic-50pkt"] < rtt["cubic-330pkt"] < rtt["cubic-1000pkt"]
+    assert max(rtt[f"bbr-{buffer}"] for buffer in ("50pkt", "330pkt", "1000pkt")) < rtt["cubic-50pkt"]
+
+
+def test_the_loss_campaign_shows_loss_based_algorithms_losing_goodput(tmp_path: Path) -> None:
+    index = run_campaign("loss", tmp_path / "loss")
+    assert index.height == 3 * 3 * 3
+    goodput = index.group_by("flows.0.cc", "topology.bottleneck.loss").agg(pl.col("goodput_mbps").mean())
+    mean = {(row["flows.0.cc"], row["topology.bottleneck.loss"]): row["goodput_mbps"] for row in goodput.iter_rows(named=True)}
+    for cc in ("reno", "cubic"):
+        assert mean[(cc, 0.0001)] > 2 * mean[(cc, 0.01)]
+    assert mean[("bbr", 0.01)] > 2 * mean[("cubic", 0.01)]
+
+
+def test_import_tcplab_reaches_reproduce_and_sweep() -> None:
+    import tcplab
+
+    assert tcplab.reproduce.reproduce is reproduce and tcplab.sweep.Campaign is Campaign
+    with pytest.raises(AttributeError, match="has no attribute 'nope'"):
+        tcplab.nope  # noqa: B018 - the attribute access is the test
