@@ -6,7 +6,7 @@
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use std::hint::black_box;
 use tcplab_core::{DataHeader, Ecn, Packet, SimDuration, SimTime};
-use tcplab_net::mmwave::cell::{CellConfig, Direction, MmWaveCell, RadioDelivery};
+use tcplab_net::mmwave::cell::{CellConfig, MmWaveCell, RadioDelivery, RadioDirection};
 use tcplab_net::mmwave::channel::ChannelConfig;
 use tcplab_net::mmwave::geometry::{Building, LosTest, Position};
 use tcplab_net::mmwave::mobility::{Mobility, Waypoint, WaypointPath};
@@ -52,7 +52,7 @@ fn saturated(cell: &mut MmWaveCell, from: SimTime, seq: &mut u32, out: &mut Vec<
         cell.advance_to(t, out);
         black_box(out.len());
         out.clear();
-        while cell.enqueue(0, Direction::Dl, packet(*seq), t) {
+        while cell.enqueue(0, RadioDirection::Dl, packet(*seq), t) {
             *seq = seq.wrapping_add(1);
         }
         t += TTI;
@@ -85,7 +85,7 @@ fn bench(c: &mut Criterion) {
             || study_a_cell(ChannelConfig::mmw_v2_3gpp(), LosTest::Box3d),
             |mut cell| {
                 let at = SimTime::ZERO + SimDuration::from_secs(1);
-                black_box(cell.enqueue(0, Direction::Dl, packet(0), at));
+                black_box(cell.enqueue(0, RadioDirection::Dl, packet(0), at));
                 cell.advance_to(at + TTI, &mut Vec::new());
             },
             BatchSize::SmallInput,

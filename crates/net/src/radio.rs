@@ -10,17 +10,17 @@ pub type UserId = usize;
 
 /// Downlink (base station or access point to the user) or uplink (user to it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Direction {
+pub enum RadioDirection {
     Dl,
     Ul,
 }
 
-impl Direction {
+impl RadioDirection {
     /// 0 for DL, 1 for UL (index of per-direction arrays).
     pub fn index(self) -> usize {
         match self {
-            Direction::Dl => 0,
-            Direction::Ul => 1,
+            RadioDirection::Dl => 0,
+            RadioDirection::Ul => 1,
         }
     }
 }
@@ -30,7 +30,7 @@ impl Direction {
 pub struct RadioDelivery {
     pub at: SimTime,
     pub ue: UserId,
-    pub direction: Direction,
+    pub direction: RadioDirection,
     pub packet: Packet,
 }
 
@@ -38,7 +38,7 @@ pub struct RadioDelivery {
 pub trait RadioCell: Send {
     /// A packet reaches the cell at `now` on `ue`'s hop in `direction`; false if the cell
     /// dropped it at once (a full buffer). Call `advance_to(now)` first.
-    fn enqueue(&mut self, ue: UserId, direction: Direction, packet: Packet, now: SimTime) -> bool;
+    fn enqueue(&mut self, ue: UserId, direction: RadioDirection, packet: Packet, now: SimTime) -> bool;
     /// Runs everything due at or before `now`, appending the packets handed over in time order.
     fn advance_to(&mut self, now: SimTime, out: &mut Vec<RadioDelivery>);
     /// When `advance_to` next has something to do; None while the cell is idle.

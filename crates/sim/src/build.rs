@@ -15,7 +15,7 @@ use tcplab_cc::INFINITE_SSTHRESH;
 use tcplab_core::{LinkId, NodeId, SimDuration, SimRng, SimTime};
 use tcplab_net::mmwave::cell::MmWaveCell;
 use tcplab_net::mmwave::phy::Mcs;
-use tcplab_net::radio::{Direction as RadioDirection, RadioCell, UserId};
+use tcplab_net::radio::{RadioCell, RadioDirection, UserId};
 use tcplab_net::wifi::bss::WifiBss;
 use tcplab_net::{CeThreshold, Direction, Node, NodeRole, QueueLimit, RoutingTable, WiredLink};
 use tcplab_tcp::{DelayedAck, EcnMode, PacingMode, RtoMode, TcpConfig, TcpReceiver, TcpSender};

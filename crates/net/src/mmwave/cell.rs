@@ -77,7 +77,7 @@ use super::phy::{cqi_from_sinr, ue_best_mcs, FrameConfig, HarqOutcome, Mcs, HARQ
 use super::rlc::{PduId, RlcAm, RlcConfig};
 use super::scheduler::{Allocation, FlexTtiScheduler, SharingPolicy, UeDemand};
 use crate::radio::RadioCell;
-pub use crate::radio::{Direction, RadioDelivery};
+pub use crate::radio::{RadioDelivery, RadioDirection};
 
 /// Index of a UE in the cell, in the order of `CellConfig::ues`.
 pub type UeId = crate::radio::UserId;
@@ -87,7 +87,7 @@ pub type UeId = crate::radio::UserId;
 const ALLOCATION_SLOTS: usize = 3;
 /// IPv4 header repeated in every fragment (MmWavePointToPointEpcHelper).
 const IP_HEADER_BYTES: u32 = 20;
-const DIRECTIONS: [Direction; 2] = [Direction::Dl, Direction::Ul];
+const DIRECTIONS: [RadioDirection; 2] = [RadioDirection::Dl, RadioDirection::Ul];
 
 /// Everything a cell needs; one `Mobility` per UE.
 #[derive(Clone, Debug)]
@@ -151,7 +151,7 @@ pub struct RadioSnapshot {
 struct PendingOutcome {
     at: SimTime,
     ue: UeId,
-    direction: Direction,
+    direction: RadioDirection,
     /// Effective SINR the TB saw: the CQI report (DL) or UL SINR estimate (UL) it gives.
     sinr_db: f64,
     /// The RLC PDU and whether it was delivered (false: HARQ gave up); None while HARQ
@@ -229,7 +229,7 @@ impl Bearer {
         out: &mut Vec<RadioDelivery>,
         at: SimTime,
         ue: UeId,
-        direction: Direction,
+        direction: RadioDirection,
     ) {
         scratch.clear();
         self.rlc.on_delivered(pdu, scratch);
@@ -256,7 +256,7 @@ struct UeState {
     mobility: Mobility,
     timeline: LosTimeline,
     channel: Channel,
-    /// DL and UL, indexed by `Direction::index`.
+    /// DL and UL, indexed by `RadioDirection::index`.
     bearers: [Bearer; 2],
     /// UL bytes the UE's latest buffer status report announced (FlexTTI step 4).
     bsr_bytes: u64,
@@ -268,7 +268,7 @@ struct UeState {
 }
 
 impl UeState {
-    fn bearer(&mut self, direction: Direction) -> &mut Bearer {
+    fn bearer(&mut self, direction: RadioDirection) -> &mut Bearer {
         &mut self.bearers[direction.index()]
     }
 }
@@ -413,8 +413,8 @@ impl MmWaveCell {
         let p = self.pending.remove(0);
         let u = &mut self.ues[p.ue];
         match p.direction {
-            Direction::Dl => self.scheduler.ue_mut(p.ue).dl_cqi.report(cqi_from_sinr(p.sinr_db), p.at),
-            Direction::Ul => u.ul_sinr_report = Some(p.sinr_db),
+            RadioDirection::Dl => self.scheduler.ue_mut(p.ue).dl_cqi.report(cqi_from_sinr(p.sinr_db), p.at),
+            RadioDirection::Ul => u.ul_sinr_report = Some(p.sinr_db),
         }
         let bearer = &mut u.bearers[p.direction.index()];
         match p.result {
@@ -441,8 +441,8 @@ impl MmWaveCell {
             let a = self.allocations[slot][i];
             let sample = self.ues[a.ue].last.expect("sampled above");
             let sinr = match a.direction {
-                Direction::Dl => sample.effective_sinr_db,
-                Direction::Ul => self.ul_sinr_db(&sample),
+                RadioDirection::Dl => sample.effective_sinr_db,
+                RadioDirection::Ul => self.ul_sinr_db(&sample),
             };
             let bearer = self.ues[a.ue].bearer(a.direction);
             if a.retransmission {
@@ -480,7 +480,7 @@ impl MmWaveCell {
         // Step 4: decide the subframe at t + 2 TTI and fill its new TBs; then take the BSRs.
         for i in 0..self.ues.len() {
             let u = &self.ues[i];
-            let s = u.bearers[Direction::Dl.index()].rlc.buffer_status(t);
+            let s = u.bearers[RadioDirection::Dl.index()].rlc.buffer_status(t);
             let queue = if s.retx_ready_bytes > 0 { s.retx_ready_bytes } else { s.new_bytes };
             self.demands[i] = UeDemand {
                 dl_queue_bytes: u32::try_from(queue).unwrap_or(u32::MAX),
@@ -499,7 +499,7 @@ impl MmWaveCell {
             self.allocations[target].push(*a);
         }
         for u in &mut self.ues {
-            let s = u.bearers[Direction::Ul.index()].rlc.buffer_status(t);
+            let s = u.bearers[RadioDirection::Ul.index()].rlc.buffer_status(t);
             u.bsr_bytes = s.new_bytes + s.retx_ready_bytes;
         }
 
@@ -513,7 +513,7 @@ impl RadioCell for MmWaveCell {
     /// A packet reaches PDCP at `now`: at the eNB for `ue` (DL) or at `ue` for the eNB (UL).
     /// Returns false if RLC tail-dropped it (or one of its fragments). Call `advance_to(now)`
     /// first.
-    fn enqueue(&mut self, ue: UeId, direction: Direction, packet: Packet, now: SimTime) -> bool {
+    fn enqueue(&mut self, ue: UeId, direction: RadioDirection, packet: Packet, now: SimTime) -> bool {
         if !self.has_work() {
             self.skip_idle_until(now);
         }
@@ -689,7 +689,7 @@ mod tests {
             credit -= n as f64;
             for (ue, seq) in next_seq.iter_mut().enumerate() {
                 for _ in 0..n {
-                    if !cell.enqueue(ue, Direction::Dl, pkt(*seq), t) && per_tti.is_infinite() {
+                    if !cell.enqueue(ue, RadioDirection::Dl, pkt(*seq), t) && per_tti.is_infinite() {
                         break;
                     }
                     *seq += 1;
@@ -810,7 +810,7 @@ mod tests {
         let mut offer = |c: &mut MmWaveCell, at_us: u64, n: u32| {
             let t = SimTime::ZERO + SimDuration::from_micros(at_us);
             c.advance_to(t, &mut out);
-            (0..n).filter(|&i| c.enqueue(0, Direction::Dl, pkt(i), t)).count()
+            (0..n).filter(|&i| c.enqueue(0, RadioDirection::Dl, pkt(i), t)).count()
         };
         // 15 offered into the empty buffer at 50 µs: 10 fit.
         assert_eq!(offer(&mut c, 50, 15), 10);
@@ -939,7 +939,7 @@ mod tests {
         // TBs are MCS 0: the one decided there (on air at 3.0003 s, lead 2) carries 1,125 of
         // the 1,502 B; the one decided at 3.0002 s carries the other 377 B in the symbols for
         // 377 + 17 B (FlexTTI step 3) and is decoded 100 µs after its last symbol.
-        assert!(c.enqueue(0, Direction::Dl, pkt(0), s(3.00005)));
+        assert!(c.enqueue(0, RadioDirection::Dl, pkt(0), s(3.00005)));
         assert_eq!(c.next_event(), Some(s(3.0001)));
         while let Some(t) = c.next_event() {
             c.advance_to(t, &mut out);
@@ -959,7 +959,7 @@ mod tests {
         let mut c = cell(vec![study_a_track()], vec![study_a_building()], 1_000_000, 11);
         let mut out = Vec::new();
         c.advance_to(s(4.0), &mut out);
-        assert!(c.enqueue(0, Direction::Dl, pkt(0), s(4.0)));
+        assert!(c.enqueue(0, RadioDirection::Dl, pkt(0), s(4.0)));
         while let Some(t) = c.next_event() {
             c.advance_to(t, &mut out);
         }
@@ -1018,14 +1018,14 @@ mod tests {
         let mut c = los_cell(1_000_000, 12);
         let mut out = Vec::new();
         c.advance_to(s(3.0), &mut out);
-        assert!(c.enqueue(0, Direction::Ul, pkt(7), s(3.00005)));
+        assert!(c.enqueue(0, RadioDirection::Ul, pkt(7), s(3.00005)));
         assert_eq!(c.packets_held(), 1);
         let out = drain(&mut c);
         assert_eq!(frame().symbols_for_bits(Mcs::MAX, (1502 + 21) * 8), 1);
         let at = s(3.0004) + frame().data_end_offset(0, 1) + frame().tb_decode_latency();
         assert_eq!(out.len(), 1);
         let d = out[0];
-        assert_eq!((d.at, d.ue, d.direction, seq_of(&d.packet), d.packet.size), (at, 0, Direction::Ul, 7, IP_BYTES));
+        assert_eq!((d.at, d.ue, d.direction, seq_of(&d.packet), d.packet.size), (at, 0, RadioDirection::Ul, 7, IP_BYTES));
         assert!((d.at - s(3.00005)).as_secs_f64() > 0.4e-3 && (d.at - s(3.00005)).as_secs_f64() < 0.5e-3);
         assert_eq!((c.packets_held(), c.snapshot(0).ul_mcs), (0, Some(28)));
     }
@@ -1040,10 +1040,10 @@ mod tests {
         let mut t = SimTime::ZERO;
         while t < s(0.3) {
             c.advance_to(t, &mut out);
-            while c.enqueue(0, Direction::Dl, pkt(dl), t) {
+            while c.enqueue(0, RadioDirection::Dl, pkt(dl), t) {
                 dl += 1;
             }
-            while c.enqueue(0, Direction::Ul, pkt(ul), t) {
+            while c.enqueue(0, RadioDirection::Ul, pkt(ul), t) {
                 ul += 1;
             }
             t += TTI;
@@ -1063,14 +1063,14 @@ mod tests {
         // 10,186 B. A buffer of exactly that takes it and hands the whole segment over once.
         let segment = |seq| Packet { size: 10_052, ..pkt(seq) };
         let mut c = los_cell(10_186, 14);
-        assert!(c.enqueue(0, Direction::Dl, segment(0), SimTime::ZERO));
+        assert!(c.enqueue(0, RadioDirection::Dl, segment(0), SimTime::ZERO));
         assert_eq!(c.ues[0].bearers[0].rlc.stats().accepted_sdus, 7);
         let out = drain(&mut c);
         assert_eq!(out.iter().map(|d| (seq_of(&d.packet), d.packet.size)).collect::<Vec<_>>(), vec![(0, 10_052)]);
         // One byte less: the last fragment is tail-dropped; the six others still cross the
         // air, and the segment is lost (counted once). The next packet arrives as usual.
         let mut c = los_cell(10_185, 14);
-        assert!(!c.enqueue(0, Direction::Dl, segment(0), SimTime::ZERO));
+        assert!(!c.enqueue(0, RadioDirection::Dl, segment(0), SimTime::ZERO));
         assert_eq!((c.packets_dropped(), c.packets_held()), (1, 0));
         assert_eq!(c.ues[0].bearers[0].rlc.stats().accepted_sdus, 6);
         assert!(drain(&mut c).is_empty());
@@ -1078,7 +1078,7 @@ mod tests {
         let t = s(0.1);
         let mut out = Vec::new();
         c.advance_to(t, &mut out);
-        assert!(c.enqueue(0, Direction::Dl, pkt(1), t));
+        assert!(c.enqueue(0, RadioDirection::Dl, pkt(1), t));
         let out = drain(&mut c);
         assert_eq!(out.iter().map(|d| seq_of(&d.packet)).collect::<Vec<_>>(), vec![1]);
         assert_eq!((c.packets_dropped(), c.packets_held(), c.snapshot(0).rlc_drops), (1, 0, 1));
@@ -1096,7 +1096,7 @@ mod tests {
         };
         let mut c = MmWaveCell::new(config, 15).unwrap();
         let mut out = Vec::new();
-        c.enqueue(0, Direction::Dl, pkt(0), SimTime::ZERO);
+        c.enqueue(0, RadioDirection::Dl, pkt(0), SimTime::ZERO);
         c.advance_to(s(0.001), &mut out);
         let sample = c.ues[0].last.unwrap();
         assert!((c.ul_sinr_db(&sample) - (sample.sinr_db - 13.0)).abs() < 1e-9);

@@ -63,7 +63,7 @@ const UL_HEADER_ALLOWANCE_BYTES: u32 = 3 + 8 + 10;
 /// Floor of the proportional-fair average, bit/s, so an unserved flow has a finite metric.
 const PF_MIN_AVERAGE_BPS: f64 = 1.0;
 
-pub use crate::radio::Direction;
+pub use crate::radio::RadioDirection;
 
 /// How the data symbols are shared when the needs of all flows do not fit.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -91,7 +91,7 @@ pub struct UeDemand {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Allocation {
     pub ue: usize,
-    pub direction: Direction,
+    pub direction: RadioDirection,
     /// First data symbol, 0-based among the 22 data symbols (as `FrameConfig::data_end_offset`).
     pub first_symbol: u32,
     pub symbols: u32,
@@ -114,14 +114,14 @@ pub struct UeMac {
 
 impl UeMac {
     /// HARQ entity of `direction`.
-    pub fn harq_mut(&mut self, direction: Direction) -> &mut HarqEntity {
+    pub fn harq_mut(&mut self, direction: RadioDirection) -> &mut HarqEntity {
         match direction {
-            Direction::Dl => &mut self.dl_harq,
-            Direction::Ul => &mut self.ul_harq,
+            RadioDirection::Dl => &mut self.dl_harq,
+            RadioDirection::Ul => &mut self.ul_harq,
         }
     }
     /// Proportional-fair average rate scheduled in `direction`, bit/s.
-    pub fn average_bps(&self, direction: Direction) -> f64 {
+    pub fn average_bps(&self, direction: RadioDirection) -> f64 {
         self.average_bps[direction.index()]
     }
 }
@@ -130,7 +130,7 @@ impl UeMac {
 #[derive(Clone, Copy, Debug)]
 struct Flow {
     ue: usize,
-    direction: Direction,
+    direction: RadioDirection,
     mcs: Mcs,
     need: u32,
     granted: u32,
@@ -220,7 +220,7 @@ impl FlexTtiScheduler {
         let mut avail = self.frame.data_symbols_per_subframe();
 
         // FlexTTI step 2: HARQ retransmissions first, DL then UL, UEs in rotating order.
-        for direction in [Direction::Dl, Direction::Ul] {
+        for direction in [RadioDirection::Dl, RadioDirection::Ul] {
             for k in 0..n {
                 let ue = (self.rotation + k) % n;
                 let harq = self.ues[ue].harq_mut(direction);
@@ -277,9 +277,9 @@ impl FlexTtiScheduler {
         for k in 0..n {
             let ue = (self.rotation + k) % n;
             let d = &demands[ue];
-            let dl = dl_demand_bytes(d).zip(self.dl_mcs(ue, now)).map(|(bytes, mcs)| (Direction::Dl, mcs, bytes));
+            let dl = dl_demand_bytes(d).zip(self.dl_mcs(ue, now)).map(|(bytes, mcs)| (RadioDirection::Dl, mcs, bytes));
             let ul_mcs = self.fixed_mcs.or(d.ul_mcs).unwrap_or(Mcs::MIN);
-            let ul = ul_demand_bytes(d).map(|bytes| (Direction::Ul, ul_mcs, bytes));
+            let ul = ul_demand_bytes(d).map(|bytes| (RadioDirection::Ul, ul_mcs, bytes));
             for (direction, mcs, bytes) in dl.into_iter().chain(ul) {
                 let avg = self.ues[ue].average_bps(direction).max(PF_MIN_AVERAGE_BPS);
                 self.flows.push(Flow {
@@ -302,7 +302,7 @@ impl FlexTtiScheduler {
         let alpha = 1.0 / window_subframes;
         let tti_s = self.frame.tti().as_secs_f64();
         for (ue, mac) in self.ues.iter_mut().enumerate() {
-            for direction in [Direction::Dl, Direction::Ul] {
+            for direction in [RadioDirection::Dl, RadioDirection::Ul] {
                 let bits: u32 = self.allocations.iter().filter(|a| a.ue == ue && a.direction == direction).map(|a| a.tb_bits).sum();
                 let avg = &mut mac.average_bps[direction.index()];
                 *avg = (1.0 - alpha) * *avg + alpha * f64::from(bits) / tti_s;
@@ -312,7 +312,7 @@ impl FlexTtiScheduler {
 }
 
 /// An allocation of `tb` before layout (`first_symbol` is set once all are known).
-fn allocation(frame: &FrameConfig, ue: usize, direction: Direction, tb: HarqTb, harq: HarqId, retransmission: bool) -> Allocation {
+fn allocation(frame: &FrameConfig, ue: usize, direction: RadioDirection, tb: HarqTb, harq: HarqId, retransmission: bool) -> Allocation {
     Allocation {
         ue,
         direction,
@@ -430,7 +430,7 @@ mod tests {
         let a = run(&mut s, sf(0), &[dl(BIG)], 40.0);
         assert_eq!(a.len(), 1);
         let a = a[0];
-        assert_eq!((a.ue, a.direction, a.first_symbol, a.symbols), (0, Direction::Dl, 0, 22));
+        assert_eq!((a.ue, a.direction, a.first_symbol, a.symbols), (0, RadioDirection::Dl, 0, 22));
         assert_eq!((a.mcs, a.tb_bits, a.retransmission), (mcs(28), 313_500, false));
         // M7: 313 500 bits per 100 µs = 3.135 Gb/s.
         assert!((f64::from(a.tb_bits) / s.frame().tti().as_secs_f64() - 3.135e9).abs() < 1.0);
@@ -444,7 +444,7 @@ mod tests {
             let a = run(&mut s, sf(0), &[d], 40.0);
             assert_eq!(
                 a.iter().map(|a| (a.direction, a.mcs)).collect::<Vec<_>>(),
-                [(Direction::Dl, mcs(10)), (Direction::Ul, mcs(10))],
+                [(RadioDirection::Dl, mcs(10)), (RadioDirection::Ul, mcs(10))],
                 "CQI {reported}"
             );
             assert_eq!(s.dl_mcs(0, sf(0)), Some(mcs(10)));
@@ -458,8 +458,8 @@ mod tests {
         let d = UeDemand { dl_queue_bytes: BIG, ul_bsr_bytes: 60, ul_mcs: Some(mcs(28)), ..UeDemand::default() };
         let a = run(&mut s, sf(0), &[d], 40.0);
         assert_eq!(a.len(), 2);
-        assert_eq!((a[0].direction, a[0].first_symbol, a[0].symbols), (Direction::Dl, 0, 21));
-        assert_eq!((a[1].direction, a[1].first_symbol, a[1].symbols), (Direction::Ul, 21, 1));
+        assert_eq!((a[0].direction, a[0].first_symbol, a[0].symbols), (RadioDirection::Dl, 0, 21));
+        assert_eq!((a[1].direction, a[1].first_symbol, a[1].symbols), (RadioDirection::Ul, 21, 1));
         let rate = f64::from(a[0].tb_bits) / 100e-6;
         assert!((rate / 2.99e9 - 1.0).abs() < 0.01, "{rate}");
     }
@@ -490,9 +490,9 @@ mod tests {
         // 1500 B fits one symbol; an UL BSR with MCS below 0 (None) is served at MCS 0.
         let d = UeDemand { dl_queue_bytes: 1500, ul_bsr_bytes: 100, ul_mcs: None, ..UeDemand::default() };
         let a = run(&mut s, sf(1), &[d], 40.0);
-        assert_eq!((a[0].direction, a[0].symbols), (Direction::Dl, 1));
+        assert_eq!((a[0].direction, a[0].symbols), (RadioDirection::Dl, 1));
         // UL: 121 B = 968 bits; MCS 0 holds 2592·2·0.08 − 24 = 390 bits per symbol → 3 symbols.
-        assert_eq!((a[1].direction, a[1].mcs, a[1].symbols, a[1].first_symbol), (Direction::Ul, mcs(0), 3, 1));
+        assert_eq!((a[1].direction, a[1].mcs, a[1].symbols, a[1].first_symbol), (RadioDirection::Ul, mcs(0), 3, 1));
         // Nothing waiting: no allocation.
         assert!(s.schedule(sf(2), &[UeDemand::default()]).is_empty());
     }
@@ -543,10 +543,10 @@ mod tests {
             for now in [sf(1), sf(t / 2), SimTime(resume.0 - 1)] {
                 let a = run(&mut s, now, &[d], 40.0);
                 assert_eq!(a.len(), 1, "threshold {threshold}, at {now:?}");
-                assert_eq!(a[0].direction, Direction::Ul);
+                assert_eq!(a[0].direction, RadioDirection::Ul);
             }
             let a = run(&mut s, resume, &[d], 40.0);
-            assert_eq!((a[0].direction, a[0].mcs, a[0].symbols), (Direction::Dl, mcs(0), 21));
+            assert_eq!((a[0].direction, a[0].mcs, a[0].symbols), (RadioDirection::Dl, mcs(0), 21));
         }
     }
 
@@ -556,7 +556,7 @@ mod tests {
         let ul = need_ul.min((avail / 2).max(avail.saturating_sub(need_dl)));
         (need_dl.min(avail - ul), ul)
     }
-    fn flow(ue: usize, direction: Direction, need: u32) -> Flow {
+    fn flow(ue: usize, direction: RadioDirection, need: u32) -> Flow {
         Flow { ue, direction, mcs: Mcs::MAX, need, granted: 0, metric: 0.0 }
     }
 
@@ -565,7 +565,7 @@ mod tests {
         for avail in 0..=22 {
             for need_dl in 0..=22 {
                 for need_ul in 0..=22 {
-                    let mut f = [flow(0, Direction::Dl, need_dl), flow(0, Direction::Ul, need_ul)];
+                    let mut f = [flow(0, RadioDirection::Dl, need_dl), flow(0, RadioDirection::Ul, need_ul)];
                     if need_dl + need_ul <= avail {
                         f.iter_mut().for_each(|f| f.granted = f.need);
                     } else {
@@ -582,7 +582,7 @@ mod tests {
         let mut s = scheduler(1, SharingPolicy::RoundRobin, &[15]);
         let d = UeDemand { dl_queue_bytes: BIG, ul_bsr_bytes: BIG, ul_mcs: Some(mcs(20)), ..UeDemand::default() };
         let a = run(&mut s, sf(0), &[d], 40.0);
-        assert_eq!((a[0].direction, a[0].symbols, a[1].direction, a[1].symbols), (Direction::Dl, 11, Direction::Ul, 11));
+        assert_eq!((a[0].direction, a[0].symbols, a[1].direction, a[1].symbols), (RadioDirection::Dl, 11, RadioDirection::Ul, 11));
         // A 3-symbol UL TB fails; 5 subframes later it is retransmitted first: avail 19 →
         // DL 10 (the odd symbol), UL 9; DL retx/new first, then UL retx, then UL new.
         let small = UeDemand { ul_bsr_bytes: 3000, ul_mcs: Some(mcs(20)), ..UeDemand::default() };
@@ -590,7 +590,7 @@ mod tests {
         assert_eq!(ul.symbols, 3);
         let a = run(&mut s, sf(6), &[d], 40.0);
         let layout: Vec<_> = a.iter().map(|a| (a.direction, a.retransmission, a.first_symbol, a.symbols)).collect();
-        assert_eq!(layout, [(Direction::Dl, false, 0, 10), (Direction::Ul, true, 10, 3), (Direction::Ul, false, 13, 9)]);
+        assert_eq!(layout, [(RadioDirection::Dl, false, 0, 10), (RadioDirection::Ul, true, 10, 3), (RadioDirection::Ul, false, 13, 9)]);
         assert_eq!(a[1].harq, ul.harq);
     }
 
@@ -604,13 +604,13 @@ mod tests {
         for k in 0..101 {
             let a = run(&mut s, sf(k), &demands, 40.0);
             let sym = |ue, dir| a.iter().filter(|x| x.ue == ue && x.direction == dir).map(|x| x.symbols).sum::<u32>();
-            let (d0, d1) = (sym(0, Direction::Dl), sym(1, Direction::Dl));
+            let (d0, d1) = (sym(0, RadioDirection::Dl), sym(1, RadioDirection::Dl));
             if k == 0 {
                 // MCS follows each UE's CQI: CQI 15 → MCS 28, CQI 10 → MCS 18.
-                let m = |ue| a.iter().find(|x| x.ue == ue && x.direction == Direction::Dl).unwrap().mcs;
+                let m = |ue| a.iter().find(|x| x.ue == ue && x.direction == RadioDirection::Dl).unwrap().mcs;
                 assert_eq!((m(0), m(1)), (mcs(28), mcs(18)));
             }
-            assert_eq!(sym(0, Direction::Ul), 1);
+            assert_eq!(sym(0, RadioDirection::Ul), 1);
             assert_eq!(d0 + d1, 21);
             assert!(d0.abs_diff(d1) <= 1);
             // TDMA: contiguous, non-overlapping, within the 22 data symbols.
@@ -642,11 +642,11 @@ mod tests {
         // Subframe 0: both averages 0 (floored at 1 bit/s): the higher rate wins → UE 0.
         // R0 = 0.01·3.135e9 = 31.35 Mb/s, R1 = 0.
         assert_eq!(winner(&run(&mut s, sf(0), &demands, 40.0)), 0);
-        assert!((s.ue(0).average_bps(Direction::Dl) - 31.35e6).abs() < 1.0);
+        assert!((s.ue(0).average_bps(RadioDirection::Dl) - 31.35e6).abs() < 1.0);
         // Subframe 1: r1/R1 = 0.68e9 / 1 ≫ r0/R0 = 100 → UE 1. R0 = 31.0365, R1 = 6.8116 Mb/s.
         assert_eq!(winner(&run(&mut s, sf(1), &demands, 40.0)), 1);
-        assert!((s.ue(0).average_bps(Direction::Dl) - 31.0365e6).abs() < 1.0);
-        assert!((s.ue(1).average_bps(Direction::Dl) - 6.8116e6).abs() < 1.0);
+        assert!((s.ue(0).average_bps(RadioDirection::Dl) - 31.0365e6).abs() < 1.0);
+        assert!((s.ue(1).average_bps(RadioDirection::Dl) - 6.8116e6).abs() < 1.0);
         // Subframe 2: 3.135e9/31.0365e6 = 101.01 > 0.68116e9/6.8116e6 = 100.00 → UE 0.
         assert_eq!(winner(&run(&mut s, sf(2), &demands, 40.0)), 0);
         // Subframe 3: R0 = 62.076 Mb/s → 50.5 < R1 = 6.7435 Mb/s → 101.0 → UE 1.

@@ -38,7 +38,7 @@ use tcplab_core::{Packet, SimDuration, SimRng, SimTime};
 
 use super::error::{per, Coding, ErrorModel};
 use super::phy::{noise_dbm, Mcs, PhyConfig, MAX_PPDU_DURATION};
-use crate::radio::{Direction, RadioCell, RadioDelivery, UserId};
+use crate::radio::{RadioCell, RadioDelivery, RadioDirection, UserId};
 
 /// QoS data MAC header and FCS (ns-3 MpduAggregator/MsduAggregator).
 const MAC_HEADER_BYTES: u32 = 26;
@@ -318,10 +318,10 @@ impl WifiBss {
         self.busy_time
     }
 
-    fn endpoints(ue: UserId, direction: Direction) -> (usize, usize) {
+    fn endpoints(ue: UserId, direction: RadioDirection) -> (usize, usize) {
         match direction {
-            Direction::Dl => (0, ue),
-            Direction::Ul => (ue + 1, 0),
+            RadioDirection::Dl => (0, ue),
+            RadioDirection::Ul => (ue + 1, 0),
         }
     }
 
@@ -380,7 +380,7 @@ impl WifiBss {
 
     /// Hands over the packets of `link` of `device` that are now in sequence, at `at`.
     fn release(&mut self, device: usize, link: usize, at: SimTime, out: &mut Vec<RadioDelivery>) {
-        let (ue, direction) = if device == 0 { (link, Direction::Dl) } else { (device - 1, Direction::Ul) };
+        let (ue, direction) = if device == 0 { (link, RadioDirection::Dl) } else { (device - 1, RadioDirection::Ul) };
         let delivered = &mut self.delivered;
         self.devices[device].links[link].release(|packet| {
             *delivered += 1;
@@ -564,7 +564,7 @@ impl WifiBss {
 }
 
 impl RadioCell for WifiBss {
-    fn enqueue(&mut self, ue: UserId, direction: Direction, packet: Packet, now: SimTime) -> bool {
+    fn enqueue(&mut self, ue: UserId, direction: RadioDirection, packet: Packet, now: SimTime) -> bool {
         let (device, link) = Self::endpoints(ue, direction);
         if self.devices[device].queued >= self.config.queue_packets {
             self.devices[device].stats.mac_drops += 1;
@@ -648,7 +648,7 @@ mod tests {
         loop {
             for (ue, seq) in next_seq.iter_mut().enumerate() {
                 while bss.devices[ue + 1].queued < 100 {
-                    assert!(bss.enqueue(ue, Direction::Ul, packet(*seq), now));
+                    assert!(bss.enqueue(ue, RadioDirection::Ul, packet(*seq), now));
                     *seq += 1;
                 }
             }
@@ -737,7 +737,7 @@ mod tests {
         let c = BssConfig { stations: 2, ..BssConfig::new(phy, 2, RateControl::Constant(phy.mcs(7).unwrap())) };
         let mut bss = WifiBss::new(c, 1);
         for seq in 0..10 {
-            assert!(bss.enqueue(seq as usize % 2, Direction::Dl, packet(seq), SimTime::ZERO));
+            assert!(bss.enqueue(seq as usize % 2, RadioDirection::Dl, packet(seq), SimTime::ZERO));
         }
         let mut out = Vec::new();
         while let Some(t) = bss.next_event() {
@@ -758,7 +758,7 @@ mod tests {
         let phy = PhyConfig::new(Standard::Ht, Band::Ghz5, 20, 800, 1).unwrap();
         let c = BssConfig { queue_packets: 3, ..BssConfig::new(phy, 1, RateControl::Constant(phy.mcs(0).unwrap())) };
         let mut bss = WifiBss::new(c, 1);
-        let results: Vec<bool> = (0..4).map(|s| bss.enqueue(0, Direction::Ul, packet(s), SimTime::ZERO)).collect();
+        let results: Vec<bool> = (0..4).map(|s| bss.enqueue(0, RadioDirection::Ul, packet(s), SimTime::ZERO)).collect();
         assert_eq!(results, [true, true, true, false]);
         assert_eq!((bss.packets_dropped(), bss.packets_held()), (1, 3));
         // Nothing runs for 600 ms: when the station next builds a PPDU its packets are too old.
@@ -766,7 +766,7 @@ mod tests {
         let mut late = WifiBss::new(c, 1);
         late.exchange = None;
         late.idle_since = SimTime::ZERO + SimDuration::from_millis(600);
-        late.enqueue(0, Direction::Ul, packet(0), SimTime::ZERO);
+        late.enqueue(0, RadioDirection::Ul, packet(0), SimTime::ZERO);
         late.advance_to(SimTime::ZERO + SimDuration::from_secs(1), &mut out);
         assert!(out.is_empty());
         assert_eq!((late.packets_dropped(), late.packets_held()), (1, 0));
