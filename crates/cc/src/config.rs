@@ -21,55 +21,31 @@ use crate::vegas::VegasConfig;
 use crate::westwood::WestwoodConfig;
 use crate::yeah::YeahConfig;
 use crate::CongestionControl;
-use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::fmt::Display;
+use tcplab_core::registry::Setting;
+pub use tcplab_core::registry::{KindInfo as AlgorithmInfo, ParamDoc, ParamInfo};
 use tcplab_core::SimRng;
 
-/// Declares the registry from one list: `CcConfig` (what a flow holds), `CcTable` (the
-/// tagged table form, for parsing and the JSON Schema) and the per-algorithm dispatch.
-/// Adding an algorithm is one line here (its name must equal its `AlgorithmConfig::NAME`,
-/// which a test checks).
+/// Declares the registry from one list (`tcplab_core::registry!`: `CcConfig`, what a flow
+/// holds, and `CcTable`, the tagged table form) and the per-algorithm dispatch. Adding an
+/// algorithm is one line here (its name must equal its `AlgorithmConfig::NAME`, which a test
+/// checks).
 macro_rules! algorithms {
     ($($(#[$doc:meta])* $variant:ident($config:ty) = $name:literal,)*) => {
-        /// The algorithm of one flow and its parameters.
-        #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-        #[serde(tag = "kind", try_from = "Value")]
-        pub enum CcConfig {
-            $($(#[$doc])* #[serde(rename = $name)] $variant($config),)*
-        }
-
-        /// An algorithm with parameters: `{ kind = "cubic", beta = 0.7 }`.
-        // Only its JSON Schema is used: `CcConfig::parse` reads the table.
-        #[derive(JsonSchema)]
-        #[serde(tag = "kind")]
-        #[allow(dead_code)]
-        enum CcTable {
-            $($(#[$doc])* #[serde(rename = $name)] $variant($config),)*
+        tcplab_core::registry! {
+            /// The algorithm of one flow and its parameters.
+            #[derive(Clone, Debug, PartialEq, Deserialize)]
+            #[serde(try_from = "Value")]
+            pub enum CcConfig;
+            /// An algorithm with parameters: `{ kind = "cubic", beta = 0.7 }`.
+            table CcTable;
+            kinds AlgorithmConfig, setting SETTING;
+            $($(#[$doc])* $variant($config) = $name,)*
         }
 
         impl CcConfig {
-            /// The parameters of algorithm `kind` (a canonical name) from a table without
-            /// `kind`; parsed as the algorithm's own struct so that errors keep their key.
-            fn from_params(kind: &str, params: Value) -> Result<CcConfig, serde_path_to_error::Error<serde_json::Error>> {
-                match kind {
-                    $($name => serde_path_to_error::deserialize::<_, $config>(params).map(CcConfig::$variant),)*
-                    other => unreachable!("{other:?} was checked against the names"),
-                }
-            }
-
-            /// Every algorithm with its parameters and defaults.
-            pub fn catalog() -> Vec<AlgorithmInfo> {
-                vec![$(info::<$config>(),)*]
-            }
-
-            pub fn name(&self) -> &'static str {
-                match self {
-                    $(CcConfig::$variant(_) => <$config as AlgorithmConfig>::NAME,)*
-                }
-            }
-
             /// Checks parameter ranges; the error names the parameter and what is allowed.
             pub fn validate(&self) -> Result<(), String> {
                 match self {
@@ -122,45 +98,22 @@ algorithms! {
     Dctcp(DctcpConfig) = "dctcp",
 }
 
-/// Names accepted for each algorithm, the first being canonical.
-const ALIASES: &[(&str, &str)] = &[("reno", "newreno"), ("bbr1", "bbr"), ("bbrv3", "bbr3")];
+/// The `cc` setting: a name or alias, or a table; its errors in the words of a scenario file.
+const SETTING: Setting = Setting {
+    noun: "algorithm",
+    aliases: &[("reno", "newreno"), ("bbr1", "bbr"), ("bbrv3", "bbr3")],
+    description: "Congestion control: an algorithm name (its defaults) or a table with `kind` and parameters.",
+    not_name_or_table: |names, found| {
+        format!("expected an algorithm name ({names}) or a table {{ kind = NAME, ... }}, found {}", describe_value(found))
+    },
+    kind_not_a_name: |names, found| format!("expected an algorithm name ({names}), found {}", describe_value(found)),
+    bad_param: |kind, message| format!("{kind}: {}", humanize_serde_message(&message)),
+};
 
-fn canonical(name: &str) -> &str {
-    ALIASES.iter().find(|(alias, _)| *alias == name).map_or(name, |(_, canon)| canon)
-}
-
-impl CcConfig {
-    /// Parses what a scenario writes for `cc`: a bare name or a table with `kind`. An error
-    /// is (the parameter at fault, empty for the value as a whole; what is wrong and allowed).
-    pub fn parse(value: Value) -> Result<Self, (String, String)> {
-        let names = || CcConfig::names().join(", ");
-        let (mut table, kind_key) = match value {
-            Value::String(name) => (Map::from_iter([("kind".to_string(), Value::String(name))]), ""),
-            Value::Object(table) => (table, "kind"),
-            other => {
-                let found = describe_value(&other);
-                return Err((
-                    String::new(),
-                    format!("expected an algorithm name ({}) or a table {{ kind = NAME, ... }}, found {found}", names()),
-                ));
-            }
-        };
-        let kind = match table.get("kind") {
-            Some(Value::String(k)) => canonical(k).to_string(),
-            Some(other) => {
-                return Err((kind_key.into(), format!("expected an algorithm name ({}), found {}", names(), describe_value(other))))
-            }
-            None => return Err((kind_key.into(), format!("missing; allowed: {}", names()))),
-        };
-        if !CcConfig::names().contains(&kind.as_str()) {
-            return Err((kind_key.into(), format!("unknown algorithm {kind:?}; allowed: {}", names())));
-        }
-        table.remove("kind");
-        CcConfig::from_params(&kind, Value::Object(table)).map_err(|e| {
-            let key = e.path().to_string();
-            let message = humanize_serde_message(&e.into_inner().to_string());
-            (if key == "." { String::new() } else { key }, format!("{kind}: {message}"))
-        })
+/// Written as the table form, `{ kind = "cubic", beta = 0.7, ... }`.
+impl Serialize for CcConfig {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.table().serialize(s)
     }
 }
 
@@ -241,50 +194,9 @@ fn serde_expected(expected: &str) -> String {
     }
 }
 
-/// A bare name (any accepted spelling) or the table form.
-impl JsonSchema for CcConfig {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "CcConfig".into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        let mut names = CcConfig::names();
-        names.extend(ALIASES.iter().map(|(alias, _)| *alias));
-        let table = generator.subschema_for::<CcTable>();
-        schemars::json_schema!({
-            "description": "Congestion control: an algorithm name (its defaults) or a table with `kind` and parameters.",
-            "anyOf": [{ "type": "string", "enum": names }, table]
-        })
-    }
-}
-
-/// One tunable parameter, for `tcplab list`.
-#[derive(Clone, Debug, Serialize)]
-pub struct ParamInfo {
-    pub name: &'static str,
-    pub default: String,
-    pub unit: &'static str,
-    pub doc: &'static str,
-}
-
-/// One algorithm, for `tcplab list`.
-#[derive(Clone, Debug, Serialize)]
-pub struct AlgorithmInfo {
-    pub name: &'static str,
-    pub summary: &'static str,
-    pub params: Vec<ParamInfo>,
-}
-
-/// Name, unit and one-line description of a parameter; its default is read from the
-/// parameter struct's `Default`, so it cannot drift from the code.
-pub struct ParamDoc {
-    pub name: &'static str,
-    pub unit: &'static str,
-    pub doc: &'static str,
-}
-
 /// What each algorithm's parameter struct provides to the registry.
 pub trait AlgorithmConfig: Default + Serialize {
-    /// Canonical name, equal to the serde tag of its `CcConfig` variant.
+    /// Canonical name, equal to its name in `algorithms!` (a test checks).
     const NAME: &'static str;
     /// One line for `tcplab list`.
     const SUMMARY: &'static str;
@@ -306,29 +218,6 @@ pub(crate) fn check_range(name: &str, value: impl Display, ok: bool, allowed: &s
         Ok(())
     } else {
         Err(format!("{name} = {value} is out of range; allowed: {allowed}"))
-    }
-}
-
-fn info<T: AlgorithmConfig>() -> AlgorithmInfo {
-    let defaults = serde_json::to_value(T::default()).expect("parameter structs serialize");
-    let params = T::PARAMS
-        .iter()
-        .map(|p| {
-            let default = match &defaults[p.name] {
-                serde_json::Value::Null => panic!("{}: PARAMS names {:?}, which is not a field", T::NAME, p.name),
-                serde_json::Value::String(s) => s.clone(),
-                v => v.to_string(),
-            };
-            ParamInfo { name: p.name, default, unit: p.unit, doc: p.doc }
-        })
-        .collect();
-    AlgorithmInfo { name: T::NAME, summary: T::SUMMARY, params }
-}
-
-impl CcConfig {
-    /// Canonical names of every algorithm.
-    pub fn names() -> Vec<&'static str> {
-        Self::catalog().iter().map(|a| a.name).collect()
     }
 }
 

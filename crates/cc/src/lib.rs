@@ -19,15 +19,18 @@ pub mod htcp;
 pub mod hybla;
 pub mod illinois;
 pub mod ledbat;
+pub mod rate_sample;
 pub mod reno;
 pub mod scalable;
 pub mod siad;
+#[cfg(any(test, feature = "testkit"))]
 pub mod testkit;
 pub mod vegas;
 pub mod westwood;
 pub mod yeah;
 
 pub use config::{AlgorithmInfo, CcConfig, ParamInfo};
+pub use rate_sample::RateSample;
 
 use std::fmt;
 use tcplab_core::SimTime;
@@ -82,70 +85,6 @@ pub struct AckSample {
     pub rtt_us: i64,
     /// Packets in flight before this ACK.
     pub in_flight: u32,
-}
-
-/// A delivery-rate sample (Linux `struct rate_sample`, tcp_rate.c).
-/// Times are in µs as in Linux; `-1` marks an invalid field.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RateSample {
-    /// When the sampled packet's `delivered` snapshot was taken.
-    pub prior_mstamp: SimTime,
-    /// `delivered` at the time the sampled packet was sent.
-    pub prior_delivered: u64,
-    /// `delivered_ce` at the time the sampled packet was sent.
-    pub prior_delivered_ce: u64,
-    /// Packets delivered over `interval_us`; -1 if no valid sample.
-    pub delivered: i64,
-    /// CE-marked packets delivered over the interval.
-    pub delivered_ce: i64,
-    /// Length of the sampling interval, µs; -1 if invalid.
-    pub interval_us: i64,
-    /// Send-side part of the interval, µs.
-    pub snd_interval_us: i64,
-    /// ACK-side part of the interval, µs.
-    pub rcv_interval_us: i64,
-    /// RTT sample of this ACK, µs; -1 if none.
-    pub rtt_us: i64,
-    /// Packets newly marked lost on this ACK.
-    pub losses: u32,
-    /// Packets newly ACKed or SACKed by this ACK.
-    pub acked_sacked: u32,
-    /// Packets in flight before this ACK.
-    pub prior_in_flight: u32,
-    /// Packets in flight when the sampled packet was sent (including it).
-    pub tx_in_flight: u32,
-    /// Packets marked lost between sending the sampled packet and now.
-    pub lost: u64,
-    pub is_app_limited: bool,
-    pub is_retrans: bool,
-    pub is_ack_delayed: bool,
-    pub is_ece: bool,
-}
-
-impl RateSample {
-    /// A sample with no valid rate information (as Linux produces when nothing timed was delivered).
-    pub fn invalid() -> Self {
-        RateSample {
-            prior_mstamp: SimTime::ZERO,
-            prior_delivered: 0,
-            prior_delivered_ce: 0,
-            delivered: -1,
-            delivered_ce: 0,
-            interval_us: -1,
-            snd_interval_us: -1,
-            rcv_interval_us: -1,
-            rtt_us: -1,
-            losses: 0,
-            acked_sacked: 0,
-            prior_in_flight: 0,
-            tx_in_flight: 0,
-            lost: 0,
-            is_app_limited: false,
-            is_retrans: false,
-            is_ack_delayed: false,
-            is_ece: false,
-        }
-    }
 }
 
 /// The sender state an algorithm sees and edits: Linux's `struct tcp_sock` fields that

@@ -1,39 +1,28 @@
-//! A fake TCP sender for driving congestion-control hooks without a network. This is a test
-//! aid (unit tests, `tests/conformance.rs`, `benches/per_ack.rs`), public only so that
-//! integration tests and benchmarks can reach it; the simulator's sender is tcplab-tcp.
+//! A fake TCP sender for driving congestion-control hooks without a network: a test aid, compiled
+//! only for this crate's unit tests and with the `testkit` feature (which `tests/conformance.rs`
+//! and `benches/per_ack.rs` enable); the simulator's sender is tcplab-tcp.
 //!
 //! [`Sender`] applies ACKs, RTOs and transmissions to a [`CcCx`] and calls the hooks in Linux order
 //! (Linux tcp_ack(), tcp_cong_control()): `in_ack_event`; RTT estimate, then `pkts_acked`; the loss
 //! state machine (CWR on ECN echo, Recovery on loss, back to Open once snd_una passes `high_seq`;
-//! Linux tcp_cwnd_reduction(), tcp_enter_loss()); the delivery-rate sample (Linux tcp_rate_gen());
-//! then `cong_control`, PRR (RFC 6937) or `cong_avoid`. [`Path`] puts a `Sender` on a fixed-rate
+//! Linux tcp_cwnd_reduction(), tcp_enter_loss()); the delivery-rate sample (Linux tcp_rate_gen(),
+//! by the same [`rate_sample`](crate::rate_sample::rate_sample) as tcplab-tcp's sender); then
+//! `cong_control`, PRR (RFC 6937) or `cong_avoid`. [`Path`] puts a `Sender` on a fixed-rate
 //! path: one bottleneck of constant rate with a FIFO queue (unlimited or drop-tail), a constant
 //! propagation delay, one ACK per packet and a bulk application that always has data.
 //!
 //! Simplified against Linux: no SACK scoreboard (an [`Ack`] states what it delivers and
-//! marks lost), no retransmissions (a lost packet leaves the sequence space with the next
-//! cumulative ACK), the RTT estimator reduced to srtt (gain 1/8) and a whole-connection
-//! minimum, no undo, RTO only on request, and no pacing for algorithms without
-//! `cong_control` (Linux default qdisc). ns-3 has no counterpart.
+//! marks lost, and which sent packet is the newest it delivers), no retransmissions (a lost
+//! packet leaves the sequence space with the next cumulative ACK), the RTT estimator reduced
+//! to srtt (gain 1/8) and a whole-connection minimum, no undo, RTO only on request, no
+//! app-limited detection and no CE counting (a test sets `cx.app_limited` or
+//! `cx.delivered_ce` itself), no `tcp_info` delivery rate, and no pacing for algorithms
+//! without `cong_control` (Linux default qdisc). ns-3 has no counterpart.
 
+use crate::rate_sample::{rate_sample, AckContext, DeliveryTotals, SentPacket, TxSnapshot};
 use crate::{AckFlags, AckSample, CaState, CcCx, CongestionControl, CwndEvent, RateSample, INFINITE_SSTHRESH};
 use std::collections::VecDeque;
 use tcplab_core::{SimDuration, SimTime};
-
-/// What the rate sampler stores in a packet when it is sent (Linux `tcp_skb_cb.tx`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TxRecord {
-    pub send_time: SimTime,
-    /// Connection `delivered` when the packet was sent.
-    pub delivered: u64,
-    pub delivered_ce: u64,
-    pub delivered_time: SimTime,
-    pub first_tx_time: SimTime,
-    pub is_app_limited: bool,
-    /// Packets in flight including this one.
-    pub tx_in_flight: u32,
-    pub lost: u64,
-}
 
 /// One incoming ACK as the loss-detection layer sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,7 +38,7 @@ pub struct Ack {
     /// The ACK carried ECN-Echo.
     pub ece: bool,
     /// The most recently sent packet this ACK delivers, if any: the rate sample's source.
-    pub newest: Option<TxRecord>,
+    pub newest: Option<SentPacket>,
 }
 
 /// Linux `before(a, b)` on 32-bit sequence numbers.
@@ -101,22 +90,21 @@ impl<C: ?Sized + CongestionControl> Sender<C> {
 
     /// Sends one new packet at `now` (TX_START first if nothing is in flight) and returns
     /// what the rate sampler stores in it (Linux `tcp_rate_skb_sent`, `tcp_event_data_sent`).
-    pub fn send(&mut self, now: SimTime) -> TxRecord {
+    pub fn send(&mut self, now: SimTime) -> SentPacket {
         let cx = &mut self.cx;
         cx.now = now;
         if cx.packets_out == 0 {
             self.first_tx_time = now;
             cx.delivered_time = now;
         }
-        let rec = TxRecord {
-            send_time: now,
+        let tx = TxSnapshot {
             delivered: cx.delivered,
             delivered_ce: cx.delivered_ce,
             delivered_time: cx.delivered_time,
             first_tx_time: self.first_tx_time,
-            is_app_limited: cx.app_limited != 0,
-            tx_in_flight: cx.in_flight + 1,
             lost: cx.lost,
+            tx_in_flight: cx.in_flight + 1,
+            is_app_limited: cx.app_limited != 0,
         };
         if cx.in_flight == 0 {
             self.cc.cwnd_event(cx, CwndEvent::TxStart);
@@ -132,7 +120,7 @@ impl<C: ?Sized + CongestionControl> Sender<C> {
             let gap = SimDuration::from_nanos(u64::from(cx.mss) * 1_000_000_000 / cx.pacing_rate);
             cx.next_send_time = cx.next_send_time.max(now) + gap;
         }
-        rec
+        SentPacket { sent: now, tx, is_retrans: false }
     }
 
     /// Linux `tcp_cwnd_validate` after a burst of sends; `blocked`: cwnd stopped the burst.
@@ -157,7 +145,7 @@ impl<C: ?Sized + CongestionControl> Sender<C> {
         cx.delivered += u64::from(ack.delivered);
         cx.lost += u64::from(ack.losses);
         if let Some(p) = &ack.newest {
-            self.first_tx_time = p.send_time;
+            self.first_tx_time = p.sent;
         }
         // (2)
         let slowpath = ack.pkts_acked == 0 || ack.delivered != ack.pkts_acked;
@@ -270,7 +258,7 @@ impl<C: ?Sized + CongestionControl> Sender<C> {
         cx.cwnd = (i128::from(cx.in_flight) + sndcnt).min(i128::from(u32::MAX)) as u32;
     }
 
-    /// Step (5): Linux `tcp_rate_gen`.
+    /// Step (5): Linux `tcp_rate_gen`: end the app-limited bubble, stamp the delivery, sample.
     fn rate_sample(&mut self, ack: &Ack, prior_in_flight: u32) -> RateSample {
         let cx = &mut self.cx;
         if cx.app_limited != 0 && cx.delivered > cx.app_limited {
@@ -279,28 +267,18 @@ impl<C: ?Sized + CongestionControl> Sender<C> {
         if ack.delivered > 0 {
             cx.delivered_time = cx.now;
         }
-        let mut rs = RateSample::invalid();
-        rs.acked_sacked = ack.delivered;
-        rs.losses = ack.losses;
-        rs.prior_in_flight = prior_in_flight;
-        rs.rtt_us = ack.rtt_us;
-        rs.is_ece = ack.ece;
-        let Some(p) = ack.newest else { return rs };
-        rs.prior_delivered = p.delivered;
-        rs.prior_delivered_ce = p.delivered_ce;
-        rs.prior_mstamp = p.delivered_time;
-        rs.is_app_limited = p.is_app_limited;
-        rs.tx_in_flight = p.tx_in_flight;
-        rs.lost = cx.lost - p.lost;
-        rs.delivered = (cx.delivered - p.delivered) as i64;
-        rs.delivered_ce = (cx.delivered_ce - p.delivered_ce) as i64;
-        rs.snd_interval_us = p.send_time.saturating_since(p.first_tx_time).as_micros() as i64;
-        rs.rcv_interval_us = cx.now.saturating_since(p.delivered_time).as_micros() as i64;
-        rs.interval_us = rs.snd_interval_us.max(rs.rcv_interval_us);
-        if (rs.interval_us as u64) < cx.min_rtt_us {
-            rs.interval_us = -1;
-        }
-        rs
+        let totals = DeliveryTotals { delivered: cx.delivered, delivered_ce: cx.delivered_ce, lost: cx.lost };
+        let facts = AckContext {
+            now: cx.now,
+            delivered: ack.delivered,
+            losses: ack.losses,
+            min_rtt_us: cx.min_rtt_us,
+            prior_in_flight,
+            rtt_us: ack.rtt_us,
+            is_ece: ack.ece,
+            is_ack_delayed: false,
+        };
+        rate_sample(totals, ack.newest.as_ref(), &facts)
     }
 }
 
@@ -309,7 +287,7 @@ impl<C: ?Sized + CongestionControl> Sender<C> {
 struct InPipe {
     /// When its ACK (or, if dropped, the news of its loss) could reach the sender.
     at: SimTime,
-    rec: TxRecord,
+    rec: SentPacket,
     dropped: bool,
 }
 
@@ -376,7 +354,7 @@ impl<C: ?Sized + CongestionControl> Path<C> {
             self.now = p.at;
             let losses = std::mem::take(&mut self.unreported_losses) + u32::from(p.dropped);
             let ack = if !p.dropped {
-                let rtt_us = (p.at - p.rec.send_time).as_micros() as i64;
+                let rtt_us = (p.at - p.rec.sent).as_micros() as i64;
                 Ack { pkts_acked: 1 + losses, delivered: 1, losses, rtt_us, ece: false, newest: Some(p.rec) }
             } else if self.pipe.is_empty() {
                 Ack { pkts_acked: losses, delivered: 0, losses, rtt_us: -1, ece: false, newest: None }

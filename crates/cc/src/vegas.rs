@@ -159,6 +159,26 @@ impl VegasRtt {
     }
 }
 
+/// The `CongestionControl` hooks that are Vegas's RTT bookkeeping alone, for an algorithm
+/// keeping a [`VegasRtt`] in `self.rtt`: Linux tcp_yeah.c's ops point at the same
+/// `tcp_vegas_pkts_acked`, `tcp_vegas_state` and `tcp_vegas_cwnd_event` as tcp_vegas.c's.
+macro_rules! vegas_rtt_hooks {
+    () => {
+        fn pkts_acked(&mut self, _cx: &mut CcCx, sample: &AckSample) {
+            self.rtt.pkts_acked(sample);
+        }
+
+        fn set_state(&mut self, cx: &mut CcCx, new_state: CaState) {
+            self.rtt.set_state(cx, new_state);
+        }
+
+        fn cwnd_event(&mut self, cx: &mut CcCx, ev: CwndEvent) {
+            self.rtt.cwnd_event(cx, ev);
+        }
+    };
+}
+pub(crate) use vegas_rtt_hooks;
+
 /// Vegas state (Linux `struct vegas`).
 #[derive(Clone, Debug)]
 pub struct Vegas {
@@ -260,17 +280,7 @@ impl CongestionControl for Vegas {
         }
     }
 
-    fn pkts_acked(&mut self, _cx: &mut CcCx, sample: &AckSample) {
-        self.rtt.pkts_acked(sample);
-    }
-
-    fn set_state(&mut self, cx: &mut CcCx, new_state: CaState) {
-        self.rtt.set_state(cx, new_state);
-    }
-
-    fn cwnd_event(&mut self, cx: &mut CcCx, ev: CwndEvent) {
-        self.rtt.cwnd_event(cx, ev);
-    }
+    vegas_rtt_hooks!();
 
     fn mode(&self) -> Option<&'static str> {
         Some(match self.step {

@@ -15,7 +15,7 @@
 
 use crate::config::{AlgorithmConfig, ParamDoc};
 use crate::reno::slow_start_then_leftover;
-use crate::vegas::{RoundEnd, VegasRtt};
+use crate::vegas::{vegas_rtt_hooks, RoundEnd, VegasRtt};
 use crate::{AckSample, CaState, CcCx, CongestionControl, CwndEvent};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -146,17 +146,7 @@ impl CongestionControl for Yeah {
         }
     }
 
-    fn pkts_acked(&mut self, _cx: &mut CcCx, sample: &AckSample) {
-        self.rtt.pkts_acked(sample);
-    }
-
-    fn set_state(&mut self, cx: &mut CcCx, new_state: CaState) {
-        self.rtt.set_state(cx, new_state);
-    }
-
-    fn cwnd_event(&mut self, cx: &mut CcCx, ev: CwndEvent) {
-        self.rtt.cwnd_event(cx, ev);
-    }
+    vegas_rtt_hooks!();
 
     fn mode(&self) -> Option<&'static str> {
         Some(if self.doing_reno_now == 0 { "fast" } else { "slow" })

@@ -10,7 +10,8 @@
 
 use proptest::prelude::*;
 use std::collections::VecDeque;
-use tcplab_cc::testkit::{Ack, Path, Sender, TxRecord};
+use tcplab_cc::rate_sample::SentPacket;
+use tcplab_cc::testkit::{Ack, Path, Sender};
 use tcplab_cc::{AckFlags, AckSample, CaState, CcConfig, CcCx, CongestionControl, CwndEvent, RateSample};
 use tcplab_core::{SimDuration, SimRng, SimTime};
 
@@ -150,7 +151,7 @@ fn run(name: &str, seed: u64, srtt_ms: u32, ops: &[Op]) -> Trace {
     let mut sender = Sender::new(Box::new(cc), cx);
     sender.init();
     let mut now = SimTime::ZERO;
-    let mut outstanding: VecDeque<TxRecord> = VecDeque::new();
+    let mut outstanding: VecDeque<SentPacket> = VecDeque::new();
     let mut trace = Trace::new();
     for op in ops {
         match *op {
@@ -176,7 +177,7 @@ fn run(name: &str, seed: u64, srtt_ms: u32, ops: &[Op]) -> Trace {
                 let delivered = u32::from(delivered).min(outstanding.len() as u32);
                 let newest = outstanding.drain(..delivered as usize).next_back();
                 let rtt_us = match (rtt, &newest) {
-                    (Rtt::Measured, Some(p)) => (now - p.send_time).as_micros() as i64,
+                    (Rtt::Measured, Some(p)) => (now - p.sent).as_micros() as i64,
                     (Rtt::Ms(ms), _) => i64::from(*ms) * 1000,
                     _ => -1,
                 };

@@ -1,9 +1,11 @@
 //! tcplab-core: the vocabulary every other crate shares — integer-nanosecond simulated
 //! time, link rates, packets as they cross the simulated network, the (time, sequence)
-//! event scheduler and seeded per-component random streams (docs/architecture.md, rules).
+//! event scheduler, seeded per-component random streams and the registry of named kinds
+//! (algorithms, queue disciplines) with their settings (docs/architecture.md, rules).
 
 pub mod packet;
 pub mod rate;
+pub mod registry;
 pub mod rng;
 pub mod scheduler;
 pub mod time;

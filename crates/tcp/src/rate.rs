@@ -1,55 +1,23 @@
 //! Delivery-rate estimation (draft-cheng-iccrg-delivery-rate-estimation,
-//! Linux tcp_rate.c with the BBRv3 additions `tx_in_flight` and `lost`).
+//! Linux tcp_rate.c with the BBRv3 additions `tx_in_flight` and `lost`): the sender's side.
 //!
 //! Each transmission snapshots the connection's delivery state into the segment; when an ACK
 //! (S)ACKs segments, the most recently *sent* of them (later send time, tie → higher
-//! sequence) supplies the sample's start: rate = Δdelivered / max(send phase, ACK phase).
-//! Samples whose interval is below min_rtt are invalid (ACK compression). App-limited
-//! bubbles are marked when the sender has nothing to send (Linux `tcp_rate_check_app_limited`).
-//! ns-3 (TcpRateOps) follows the same draft but measures time in ns and marks app-limited
-//! only on socket writes; here times are µs as in Linux.
+//! sequence) supplies the sample's start, and [`tcplab_cc::rate_sample::rate_sample`]
+//! computes the sample from it. App-limited bubbles are marked when the sender has nothing to
+//! send (Linux `tcp_rate_check_app_limited`). ns-3 (TcpRateOps) follows the same draft but
+//! measures time in ns and marks app-limited only on socket writes; here times are µs as in Linux.
 
 use crate::scoreboard::Segment;
+use tcplab_cc::rate_sample::{rate_sample, AckContext, DeliveryTotals, SentPacket, TxSnapshot};
 use tcplab_cc::RateSample;
 use tcplab_core::{Rate, SimTime};
-
-/// The connection's delivery state as recorded in a segment when it is sent.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct TxSnapshot {
-    pub delivered: u64,
-    pub delivered_ce: u64,
-    pub delivered_time: SimTime,
-    pub first_tx_time: SimTime,
-    pub lost: u64,
-    /// Packets in flight when the segment was sent, itself included.
-    pub tx_in_flight: u32,
-    pub is_app_limited: bool,
-}
 
 /// The segment chosen as the start of this ACK's sample.
 #[derive(Clone, Copy, Debug)]
 struct Picked {
     seq: u32,
-    sent: SimTime,
-    tx: TxSnapshot,
-    is_retrans: bool,
-    /// Send phase: from the first transmission of its flight to its own transmission.
-    snd_interval_us: u64,
-}
-
-/// What [`RateSampler::generate`] needs to know about the ACK besides the picked segment.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct AckContext {
-    pub now: SimTime,
-    /// Packets newly (S)ACKed by this ACK.
-    pub delivered: u32,
-    /// Packets newly marked lost while processing this ACK.
-    pub losses: u32,
-    pub min_rtt_us: u64,
-    pub prior_in_flight: u32,
-    pub rtt_us: i64,
-    pub is_ece: bool,
-    pub is_ack_delayed: bool,
+    packet: SentPacket,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -108,21 +76,18 @@ impl RateSampler {
     pub(crate) fn on_delivered(&mut self, seq: u32, seg: &Segment) {
         let later = match &self.picked {
             None => true,
-            Some(p) => seg.sent > p.sent || (seg.sent == p.sent && seq > p.seq),
+            Some(p) => seg.sent > p.packet.sent || (seg.sent == p.packet.sent && seq > p.seq),
         };
         if later {
-            self.picked = Some(Picked {
-                seq,
-                sent: seg.sent,
-                tx: seg.tx,
-                is_retrans: seg.ever_retransmitted(),
-                snd_interval_us: seg.sent.saturating_since(seg.tx.first_tx_time).as_micros(),
-            });
+            let packet = SentPacket { sent: seg.sent, tx: seg.tx, is_retrans: seg.ever_retransmitted() };
+            self.picked = Some(Picked { seq, packet });
             self.first_tx_time = seg.sent;
         }
     }
 
-    /// Linux `tcp_rate_gen`: the rate sample of this ACK.
+    /// Linux `tcp_rate_gen`: ends the app-limited bubble, stamps the delivery, takes the rate
+    /// sample of this ACK and keeps it for `tcp_info` if it is valid and not app-limited, or
+    /// app-limited but higher.
     pub(crate) fn generate(&mut self, ack: &AckContext) -> RateSample {
         if self.app_limited != 0 && self.delivered > self.app_limited {
             self.app_limited = 0;
@@ -130,40 +95,16 @@ impl RateSampler {
         if ack.delivered > 0 {
             self.delivered_time = ack.now;
         }
-        let mut rs = RateSample::invalid();
-        rs.acked_sacked = ack.delivered;
-        rs.losses = ack.losses;
-        rs.prior_in_flight = ack.prior_in_flight;
-        rs.rtt_us = ack.rtt_us;
-        rs.is_ece = ack.is_ece;
-        rs.is_ack_delayed = ack.is_ack_delayed;
-        let Some(p) = self.picked else {
-            return rs;
-        };
-        rs.prior_mstamp = p.tx.delivered_time;
-        rs.prior_delivered = p.tx.delivered;
-        rs.prior_delivered_ce = p.tx.delivered_ce;
-        rs.is_app_limited = p.tx.is_app_limited;
-        rs.is_retrans = p.is_retrans;
-        rs.tx_in_flight = p.tx.tx_in_flight;
-        rs.lost = self.lost - p.tx.lost;
-        rs.delivered = (self.delivered - p.tx.delivered) as i64;
-        rs.delivered_ce = (self.delivered_ce - p.tx.delivered_ce) as i64;
-        let ack_us = ack.now.saturating_since(p.tx.delivered_time).as_micros();
-        rs.snd_interval_us = p.snd_interval_us as i64;
-        rs.rcv_interval_us = ack_us as i64;
-        let interval_us = p.snd_interval_us.max(ack_us);
-        if interval_us < ack.min_rtt_us {
-            rs.interval_us = -1;
-            return rs;
-        }
-        rs.interval_us = interval_us as i64;
-        let delivered = rs.delivered as u64;
-        if !rs.is_app_limited
-            || u128::from(delivered) * u128::from(self.rate_interval_us) >= u128::from(self.rate_delivered) * u128::from(interval_us)
-        {
-            self.rate_delivered = delivered;
-            self.rate_interval_us = interval_us;
+        let totals = DeliveryTotals { delivered: self.delivered, delivered_ce: self.delivered_ce, lost: self.lost };
+        let rs = rate_sample(totals, self.picked.as_ref().map(|p| &p.packet), ack);
+        if rs.interval_us >= 0 {
+            let (delivered, interval_us) = (rs.delivered as u64, rs.interval_us as u64);
+            if !rs.is_app_limited
+                || u128::from(delivered) * u128::from(self.rate_interval_us) >= u128::from(self.rate_delivered) * u128::from(interval_us)
+            {
+                self.rate_delivered = delivered;
+                self.rate_interval_us = interval_us;
+            }
         }
         rs
     }

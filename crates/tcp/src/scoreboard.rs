@@ -15,8 +15,8 @@
 //! ns-3's TcpTxBuffer walks its item list per ACK and defines IsLost with DupThresh·MSS
 //! SACKed bytes; the outcome is the same for full-sized segments.
 
-use crate::rate::TxSnapshot;
 use std::collections::VecDeque;
+use tcplab_cc::rate_sample::TxSnapshot;
 use tcplab_core::{SackBlock, SimTime, MAX_SACK_BLOCKS};
 
 /// RFC 6675 DupThresh (Linux `tcp_reordering` default).

@@ -17,10 +17,10 @@
 use crate::config::{EcnMode, PacingMode, TcpConfig};
 use crate::pacing::{fq_pacing_rate, schedule_next_departure};
 use crate::prr::{Prr, PrrAck};
-use crate::rate::{AckContext, RateSampler};
+use crate::rate::RateSampler;
 use crate::rtt::{RttEstimator, WindowedMin, MIN_RTT_WINDOW};
 use crate::scoreboard::{Scoreboard, Segment, DUP_THRESH};
-use tcplab_cc::{AckFlags, AckSample, CaState, CcCx, CongestionControl, CwndEvent, INFINITE_SSTHRESH};
+use tcplab_cc::{rate_sample::AckContext, AckFlags, AckSample, CaState, CcCx, CongestionControl, CwndEvent, INFINITE_SSTHRESH};
 use tcplab_core::{AckHeader, DataHeader, Ecn, Rate, SimDuration, SimTime};
 
 /// A segment the sender puts on the wire now.

@@ -599,39 +599,23 @@ fn sample_channel(u: &mut UeState, enb: [f64; 3], t: SimTime) {
 #[cfg(test)]
 mod tests {
     use super::super::channel::NyuBand;
-    use super::super::mobility::{NlosInterval, Waypoint, WaypointPath};
-    use super::super::phy::Mcs;
+    use super::super::mobility::NlosInterval;
     use super::super::rlc::{rlc_header_bytes, PDCP_HEADER_BYTES};
+    use super::super::test_support::{building_a, path, s, seq as seq_of, study_a_track, v2};
     use super::*;
-    use tcplab_core::{DataHeader, Ecn, SimDuration};
+    use tcplab_core::SimDuration;
 
     /// IP packet size used throughout (PDCP SDU of 1502 B).
     const IP_BYTES: u32 = 1500;
     const TTI: SimDuration = SimDuration::from_micros(100);
 
-    fn s(secs: f64) -> SimTime {
-        SimTime((secs * 1e9).round() as u64)
-    }
     fn pkt(seq: u32) -> Packet {
-        let hdr = DataHeader { seq, payload: IP_BYTES - 52, tsval: SimTime::ZERO, cwr: false };
-        Packet::data(0, 0, 1, hdr, Ecn::NotEct)
-    }
-    fn frame() -> FrameConfig {
-        FrameConfig::mmw_v2(28e9, 1e9).unwrap()
-    }
-    /// Study (a), docs/models.md, profiles: eNB (0, 0, 30), building x∈[40, 45], y∈[−4, 4], UE
-    /// (50, 15, 1.5) → (50, −15, 1.5) over 15 s, NLOS for 5 s ≤ t < 10 s.
-    fn study_a_track() -> Mobility {
-        let wp = |t: f64, y: f64| Waypoint { time: s(t), position: Position::new(50.0, y, 1.5) };
-        Mobility::Waypoints(WaypointPath::new(vec![wp(0.0, 15.0), wp(15.0, -15.0)]).unwrap())
-    }
-    fn study_a_building() -> Building {
-        Building::new([40.0, 45.0], [-4.0, 4.0], [0.0, 30.0]).unwrap()
+        super::super::test_support::pkt(seq, IP_BYTES)
     }
     fn cell_config(ues: Vec<Mobility>, buildings: Vec<Building>, buffer_bytes: u64) -> CellConfig {
         CellConfig {
             channel: ChannelConfig::mmw_v2(),
-            frame: frame(),
+            frame: v2(),
             rlc: RlcConfig::study_a(buffer_bytes),
             ul_rlc: RlcConfig::study_a(buffer_bytes),
             cqi_threshold_subframes: 1000,
@@ -655,7 +639,7 @@ mod tests {
     /// with no HARQ loss: TB bytes less the MAC subheader and the RLC header of the
     /// ⌈TB / 1502⌉ + 1 SDU segments a TB can hold, less the PDCP header share.
     fn expected_ip_rate_bps(mcs: Mcs, symbols: u32) -> f64 {
-        let tb_bytes = frame().tb_bits(mcs, symbols) / 8;
+        let tb_bytes = v2().tb_bits(mcs, symbols) / 8;
         let sdu = IP_BYTES + PDCP_HEADER_BYTES;
         let payload = tb_bytes - 4 - rlc_header_bytes(tb_bytes.div_ceil(sdu) + 1);
         f64::from(payload) * f64::from(IP_BYTES) / f64::from(sdu) * 8.0 / TTI.as_secs_f64()
@@ -700,18 +684,11 @@ mod tests {
         trace
     }
 
-    fn seq_of(p: &Packet) -> u32 {
-        match p.kind {
-            tcplab_core::PacketKind::Data(h) => h.seq,
-            _ => unreachable!("only data packets are offered"),
-        }
-    }
-
     /// IP bits per second delivered to `ue` with delivery instants in [from, to).
     /// A saturated study-(a) UE run from `from` to `to` (seed `seed`), with the UE's path loss
     /// and snapshot taken at each of the `probes` instants (subframe starts).
     fn study_a_saturated(seed: u64, from: SimTime, to: SimTime, probes: &[SimTime]) -> (Trace, Vec<(f64, RadioSnapshot)>) {
-        let mut c = cell(vec![study_a_track()], vec![study_a_building()], 1_000_000, seed);
+        let mut c = cell(vec![study_a_track()], vec![building_a()], 1_000_000, seed);
         let mut seq = [0];
         let mut seen = Vec::new();
         let probe = |c: &MmWaveCell, t: SimTime| {
@@ -734,8 +711,8 @@ mod tests {
         // Study-(a) start, LOS: effective SINR ≈ 35 dB (docs/validation.md, mmWave capacity) with the BF gain anywhere in its
         // [20, 32] dB clip range stays above 27 dB ≫ 20.08 dB (MCS 28 threshold): CQI 15,
         // MCS 28, no HARQ error. 22 symbols at MCS 28: TB 313,500 bits = 39,187 B.
-        assert_eq!(frame().tb_bits(Mcs::MAX, 22) / 8, 39_187);
-        let mut c = cell(vec![study_a_track()], vec![study_a_building()], 1_000_000, 1);
+        assert_eq!(v2().tb_bits(Mcs::MAX, 22) / 8, 39_187);
+        let mut c = cell(vec![study_a_track()], vec![building_a()], 1_000_000, 1);
         let mut seq = [0];
         let trace = run(&mut c, SimTime::ZERO, s(1.0), f64::INFINITY, &mut seq, |_, _| {});
         let want = expected_ip_rate_bps(Mcs::MAX, 22);
@@ -745,7 +722,7 @@ mod tests {
         let snap = c.snapshot(0);
         assert!(snap.los);
         assert_eq!((snap.cqi, snap.mcs, snap.harq_retx), (15, Some(28), 0));
-        assert!((snap.capacity_mbps - frame().phy_rate_bps(Mcs::MAX, 22) / 1e6).abs() < 1e-9);
+        assert!((snap.capacity_mbps - v2().phy_rate_bps(Mcs::MAX, 22) / 1e6).abs() < 1e-9);
         assert!(snap.effective_sinr_db > 27.0 && snap.effective_sinr_db < 41.0, "{snap:?}");
     }
 
@@ -804,7 +781,7 @@ mod tests {
         // MCS 0: a 22-symbol TB holds 9,099 − 2 × 24 (two code blocks) = 9,051 bits = 1,131 B,
         // i.e. 1,125 B of SDU data in one segment (4 B MAC + 2 B RLC header), then
         // 377 + 746 = 1,123 B in two segments (4 + 4 B headers).
-        assert_eq!(frame().tb_bits(Mcs::MIN, 22) / 8, 1131);
+        assert_eq!(v2().tb_bits(Mcs::MIN, 22) / 8, 1131);
         let mut c = cell(vec![Mobility::Stationary(Position::new(50.0, 15.0, 1.5))], vec![], 15_020, 5);
         let mut out = Vec::new();
         let mut offer = |c: &mut MmWaveCell, at_us: u64, n: u32| {
@@ -830,24 +807,14 @@ mod tests {
     /// (+6 dB) they fail, and RLC ARQ heals them. Offers `per_tti` packets per subframe until
     /// `until`, then drains the cell (for at most a second).
     fn blockage_run(seed: u64, until: SimTime, per_tti: f64) -> (Trace, MmWaveCell, u32) {
-        let wp = |t: f64, y: f64| Waypoint { time: s(t), position: Position::new(100.0, y, 1.5) };
-        let track = Mobility::Waypoints(WaypointPath::new(vec![wp(0.0, 20.0), wp(2.0, -20.0)]).unwrap());
+        let track = path(&[(0.0, Position::new(100.0, 20.0, 1.5)), (2.0, Position::new(100.0, -20.0, 1.5))]);
+        let building = Building::new([60.0, 70.0], [-3.0, 3.0], [0.0, 30.0]).unwrap();
         let config = CellConfig {
             channel: ChannelConfig::mmw_v2_3gpp(),
-            frame: frame(),
-            rlc: RlcConfig::study_a(300_000),
-            ul_rlc: RlcConfig::study_a(300_000),
-            cqi_threshold_subframes: 1000,
-            policy: SharingPolicy::RoundRobin,
-            fixed_mcs: None,
             enb_position: Position::new(0.0, 0.0, 10.0),
-            buildings: vec![Building::new([60.0, 70.0], [-3.0, 3.0], [0.0, 30.0]).unwrap()],
             los_test: LosTest::Box3d,
             horizon: s(3.0),
-            ues: vec![track],
-            ip_mtu: 1500,
-            ue_tx_power_dbm: 30.0,
-            enb_noise_figure_db: 5.0,
+            ..cell_config(vec![track], vec![building], 300_000)
         };
         let mut c = MmWaveCell::new(config, seed).unwrap();
         let mut seq = [0];
@@ -944,9 +911,9 @@ mod tests {
         while let Some(t) = c.next_event() {
             c.advance_to(t, &mut out);
         }
-        let symbols = frame().symbols_for_bits(Mcs::MIN, (377 + 17) * 8);
+        let symbols = v2().symbols_for_bits(Mcs::MIN, (377 + 17) * 8);
         assert_eq!(symbols, 8);
-        let at = s(3.0004) + frame().data_end_offset(0, symbols) + frame().tb_decode_latency();
+        let at = s(3.0004) + v2().data_end_offset(0, symbols) + v2().tb_decode_latency();
         assert_eq!(out.iter().map(|d| (d.at, d.ue, seq_of(&d.packet))).collect::<Vec<_>>(), vec![(at, 0, 0)]);
         assert_eq!(c.next_event(), None);
     }
@@ -956,7 +923,7 @@ mod tests {
         // Idle through the 5 s blockage onset, woken at 5.0101 s: the switch at 5 s is fed to
         // the tracker at 5 s, so at 5.03 s the loss is the 30-ms point of the drop (16.27 dB
         // above LOS), not the 19.9-ms point (0 dB) it would be if the drop began on waking.
-        let mut c = cell(vec![study_a_track()], vec![study_a_building()], 1_000_000, 11);
+        let mut c = cell(vec![study_a_track()], vec![building_a()], 1_000_000, 11);
         let mut out = Vec::new();
         c.advance_to(s(4.0), &mut out);
         assert!(c.enqueue(0, RadioDirection::Dl, pkt(0), s(4.0)));
@@ -980,7 +947,7 @@ mod tests {
         // below the MCS-0 threshold (−7.24 dB): CQI 0, so no new DL data (FlexTTI step 3, M13). Every
         // DL reception refreshes the CQI (MmWavePhyMacCommon) and the failed TBs in flight are retransmitted
         // (HARQ RTT 5 subframes), so the stall lasts 3 subframes, not the 100 ms CQI timer.
-        let mut c = cell(vec![study_a_track()], vec![study_a_building()], 1_000_000, 8);
+        let mut c = cell(vec![study_a_track()], vec![building_a()], 1_000_000, 8);
         let mut seq = [0];
         let mut stalled = Vec::new();
         let probe = |c: &MmWaveCell, t: SimTime| {
@@ -1021,8 +988,8 @@ mod tests {
         assert!(c.enqueue(0, RadioDirection::Ul, pkt(7), s(3.00005)));
         assert_eq!(c.packets_held(), 1);
         let out = drain(&mut c);
-        assert_eq!(frame().symbols_for_bits(Mcs::MAX, (1502 + 21) * 8), 1);
-        let at = s(3.0004) + frame().data_end_offset(0, 1) + frame().tb_decode_latency();
+        assert_eq!(v2().symbols_for_bits(Mcs::MAX, (1502 + 21) * 8), 1);
+        let at = s(3.0004) + v2().data_end_offset(0, 1) + v2().tb_decode_latency();
         assert_eq!(out.len(), 1);
         let d = out[0];
         assert_eq!((d.at, d.ue, d.direction, seq_of(&d.packet), d.packet.size), (at, 0, RadioDirection::Ul, 7, IP_BYTES));
@@ -1031,7 +998,7 @@ mod tests {
     }
 
     #[test]
-    fn uplink_and_downlink_share_the_symbols_of_a_subframe() {
+    fn uplink_and_downlink_share_the_symbols_of_a_subv2() {
         // Both directions saturated: MmWaveFlexTtiMacScheduler's lean formula gives UL max(avail/2, …) = 11 symbols
         // and DL the other 11, both at MCS 28.
         let mut c = los_cell(1_000_000, 13);

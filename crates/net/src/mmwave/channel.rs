@@ -1074,27 +1074,17 @@ mod tests {
 
     #[test]
     fn channel_sinr_is_tx_plus_gain_minus_loss_minus_noise() {
+        let first_sample = |config, enb_pos_m, ue_pos_m, ue_speed_mps| {
+            let mut ch = Channel::new(config, SimRng::stream(8, "c")).unwrap();
+            ch.sample(&ChannelInput { now: SimTime::ZERO, enb_pos_m, ue_pos_m, ue_speed_mps, los: true })
+        };
         // Study (a) start: eNB (0, 0, 30), UE (50, 15, 1.5): d3D = 59.47 m.
-        let mut ch = Channel::new(ChannelConfig::mmw_v2(), SimRng::stream(8, "c")).unwrap();
-        let s = ch.sample(&ChannelInput {
-            now: SimTime::ZERO,
-            enb_pos_m: [0.0, 0.0, 30.0],
-            ue_pos_m: [50.0, 15.0, 1.5],
-            ue_speed_mps: 2.0,
-            los: true,
-        });
+        let s = first_sample(ChannelConfig::mmw_v2(), [0.0, 0.0, 30.0], [50.0, 15.0, 1.5], 2.0);
         assert_near(s.path_loss_db, 96.9, 0.05, "study (a) PL");
         assert_near(s.sinr_db - s.bf_gain_db, 30.0 - 96.9 + 79.0, 0.05, "SNR − G");
         assert_eq!(s.fading_db, 0.0);
         assert_near(s.sinr_db - s.effective_sinr_db, nyu_selectivity_penalty_db(s.sinr_db), 1e-12, "penalty");
-        let mut ch = Channel::new(ChannelConfig::mmw_v2_3gpp(), SimRng::stream(8, "c")).unwrap();
-        let s = ch.sample(&ChannelInput {
-            now: SimTime::ZERO,
-            enb_pos_m: [0.0, 0.0, 10.0],
-            ue_pos_m: [100.0, 0.0, 1.5],
-            ue_speed_mps: 0.0,
-            los: true,
-        });
+        let s = first_sample(ChannelConfig::mmw_v2_3gpp(), [0.0, 0.0, 10.0], [100.0, 0.0, 1.5], 0.0);
         assert_eq!(s.sinr_db, s.effective_sinr_db, "no penalty for 3GPP");
         assert_near(s.sinr_db - s.bf_gain_db + s.path_loss_db, 30.0 + 79.0, 0.05, "3GPP SNR");
     }

@@ -273,17 +273,8 @@ pub fn building_containing(p: Position, buildings: &[Building]) -> Option<usize>
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_support::{building_a, ue_a, BOTH, ENB_A};
     use super::*;
-
-    /// Study-(a) geometry, docs/models.md, profiles.
-    const ENB_A: Position = Position::new(0.0, 0.0, 30.0);
-    fn building_a() -> Building {
-        Building::new([40.0, 45.0], [-4.0, 4.0], [0.0, 30.0]).unwrap()
-    }
-    fn ue_a(y_m: f64) -> Position {
-        Position::new(50.0, y_m, 1.5)
-    }
-    const BOTH: [LosTest; 2] = [LosTest::Footprint2d, LosTest::Box3d];
 
     #[test]
     fn study_a_distance_matches_a12() {

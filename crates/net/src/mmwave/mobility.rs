@@ -332,28 +332,10 @@ impl LosTimeline {
 #[cfg(test)]
 mod tests {
     use super::super::geometry::is_los;
+    use super::super::test_support::{building_a, path, s, study_a_track, ue_a, BOTH, ENB_A};
     use super::*;
     use tcplab_core::SimRng;
 
-    const ENB_A: Position = Position::new(0.0, 0.0, 30.0);
-    const BOTH: [LosTest; 2] = [LosTest::Footprint2d, LosTest::Box3d];
-
-    fn s(secs: f64) -> SimTime {
-        SimTime((secs * 1e9).round() as u64)
-    }
-    fn ue_a(y_m: f64) -> Position {
-        Position::new(50.0, y_m, 1.5)
-    }
-    fn building_a() -> Building {
-        Building::new([40.0, 45.0], [-4.0, 4.0], [0.0, 30.0]).unwrap()
-    }
-    fn path(points: &[(f64, Position)]) -> Mobility {
-        Mobility::Waypoints(WaypointPath::new(points.iter().map(|&(t, position)| Waypoint { time: s(t), position }).collect()).unwrap())
-    }
-    /// Study (a), docs/models.md, profiles: (50, 15, 1.5) at 0 s → (50, −15, 1.5) at 15 s.
-    fn study_a_track() -> Mobility {
-        path(&[(0.0, ue_a(15.0)), (15.0, ue_a(-15.0))])
-    }
     fn assert_close(t: SimTime, expected_s: f64, tol_s: f64) {
         assert!((t.as_nanos() as f64 / 1e9 - expected_s).abs() <= tol_s, "{t:?} vs {expected_s} s");
     }

@@ -527,14 +527,9 @@ impl DlCqiTracker {
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_support::{mcs, v2};
     use super::*;
 
-    fn v2() -> FrameConfig {
-        FrameConfig::mmw_v2(28e9, 1e9).unwrap()
-    }
-    fn mcs(i: u32) -> Mcs {
-        Mcs::new(i).unwrap()
-    }
     fn t_us(us: u64) -> SimTime {
         SimTime(us * 1_000)
     }

@@ -357,21 +357,9 @@ impl RlcAm {
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_support::{pkt, seq};
     use super::*;
-    use tcplab_core::{DataHeader, Ecn, SimRng};
-
-    /// An IP packet of `ip_bytes` whose TCP sequence number identifies it.
-    fn pkt(seq: u32, ip_bytes: u32) -> Packet {
-        let hdr = DataHeader { seq, payload: ip_bytes - 52, tsval: SimTime::ZERO, cwr: false };
-        Packet::data(0, 0, 1, hdr, Ecn::NotEct)
-    }
-
-    fn seq(p: &Packet) -> u32 {
-        match p.kind {
-            tcplab_core::PacketKind::Data(h) => h.seq,
-            tcplab_core::PacketKind::Ack(_) => unreachable!(),
-        }
-    }
+    use tcplab_core::SimRng;
 
     fn ms(x: u64) -> SimTime {
         SimTime::ZERO + SimDuration::from_millis(x)

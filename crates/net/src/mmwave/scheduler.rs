@@ -384,15 +384,10 @@ fn proportional_fair_grants(flows: &mut [Flow], mut avail: u32) {
 #[cfg(test)]
 mod tests {
     use super::super::phy::{cqi_from_sinr, Cqi, HarqOutcome, CQI_TIMER_THRESHOLD_DEFAULT};
+    use super::super::test_support::{mcs, v2};
     use super::*;
     use tcplab_core::{SimDuration, SimRng};
 
-    fn v2() -> FrameConfig {
-        FrameConfig::mmw_v2(28e9, 1e9).unwrap()
-    }
-    fn mcs(i: u32) -> Mcs {
-        Mcs::new(i).unwrap()
-    }
     fn cqi(i: u32) -> Cqi {
         Cqi::new(i).unwrap()
     }

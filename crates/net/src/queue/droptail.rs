@@ -1,7 +1,7 @@
 //! Drop tail: a FIFO that refuses arrivals when full (Linux `pfifo`/`bfifo`, ns-3
 //! FifoQueueDisc).
 
-use super::{CeThreshold, Discipline, DropReason, DropSink, Fifo, ParamDoc, Queue, QueueLimit};
+use super::{CeThreshold, Discipline, DropReason, DropSink, Fifo, FifoQueue, ParamDoc, Queue, QueueLimit};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tcplab_core::{Packet, SimRng, SimTime};
@@ -16,33 +16,16 @@ impl Discipline for DroptailConfig {
     const PARAMS: &'static [ParamDoc] = &[];
 
     fn build(&self, limit: QueueLimit, marking: Option<CeThreshold>, _rng: SimRng) -> Box<dyn Queue> {
-        Box::new(DropTail(Fifo::new(limit, marking)))
+        FifoQueue::boxed(limit, marking, refuse_when_full)
     }
 }
 
-#[derive(Debug)]
-struct DropTail(Fifo);
-
-impl Queue for DropTail {
-    fn enqueue(&mut self, pkt: Packet, now: SimTime, sink: &mut DropSink) {
-        if self.0.fits(&pkt) {
-            let backlog = self.0.len_packets();
-            self.0.push(pkt, now, backlog, sink);
-        } else {
-            sink.drop(pkt, DropReason::Tail);
-        }
-    }
-
-    fn dequeue(&mut self, now: SimTime, sink: &mut DropSink) -> Option<Packet> {
-        self.0.pop(now, sink)
-    }
-
-    fn len_packets(&self) -> u32 {
-        self.0.len_packets()
-    }
-
-    fn len_bytes(&self) -> u64 {
-        self.0.len_bytes()
+fn refuse_when_full(fifo: &mut Fifo, pkt: Packet, now: SimTime, sink: &mut DropSink) {
+    if fifo.fits(&pkt) {
+        let backlog = fifo.len_packets();
+        fifo.push(pkt, now, backlog, sink);
+    } else {
+        sink.drop(pkt, DropReason::Tail);
     }
 }
 

@@ -9,8 +9,10 @@
 //!
 //! A full queue drops ECT packets like any other. ns-3's RedQueueDisc with MinTh = MaxTh = K
 //! and UseEcn is the counterpart of the first.
+//!
+//! [`FifoQueue`] is a whole discipline over one backlog given what it does with an arrival.
 
-use super::{CeThreshold, DropSink, QueueLimit};
+use super::{CeThreshold, DropSink, Queue, QueueLimit};
 use std::collections::VecDeque;
 use tcplab_core::{Packet, SimTime};
 
@@ -78,6 +80,40 @@ impl Fifo {
 
     pub fn len_bytes(&self) -> u64 {
         self.bytes
+    }
+}
+
+/// What a FIFO discipline does with an arrival: admit it, drop it or make room for it.
+pub type Admit = fn(&mut Fifo, Packet, SimTime, &mut DropSink);
+
+/// A discipline that differs from a plain FIFO only in [`Admit`]; it sends oldest first.
+#[derive(Debug)]
+pub struct FifoQueue {
+    fifo: Fifo,
+    admit: Admit,
+}
+
+impl FifoQueue {
+    pub fn boxed(limit: QueueLimit, marking: Option<CeThreshold>, admit: Admit) -> Box<dyn Queue> {
+        Box::new(FifoQueue { fifo: Fifo::new(limit, marking), admit })
+    }
+}
+
+impl Queue for FifoQueue {
+    fn enqueue(&mut self, pkt: Packet, now: SimTime, sink: &mut DropSink) {
+        (self.admit)(&mut self.fifo, pkt, now, sink);
+    }
+
+    fn dequeue(&mut self, now: SimTime, sink: &mut DropSink) -> Option<Packet> {
+        self.fifo.pop(now, sink)
+    }
+
+    fn len_packets(&self) -> u32 {
+        self.fifo.len_packets()
+    }
+
+    fn len_bytes(&self) -> u64 {
+        self.fifo.len_bytes()
     }
 }
 

@@ -4,7 +4,7 @@
 //! limit is refused instead. ECN marking counts the backlog the arrival found, before the
 //! evictions.
 
-use super::{CeThreshold, Discipline, DropReason, DropSink, Fifo, ParamDoc, Queue, QueueLimit};
+use super::{CeThreshold, Discipline, DropReason, DropSink, Fifo, FifoQueue, ParamDoc, Queue, QueueLimit};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tcplab_core::{Packet, SimRng, SimTime};
@@ -19,37 +19,20 @@ impl Discipline for HeaddropConfig {
     const PARAMS: &'static [ParamDoc] = &[];
 
     fn build(&self, limit: QueueLimit, marking: Option<CeThreshold>, _rng: SimRng) -> Box<dyn Queue> {
-        Box::new(HeadDrop(Fifo::new(limit, marking)))
+        FifoQueue::boxed(limit, marking, evict_oldest_until_it_fits)
     }
 }
 
-#[derive(Debug)]
-struct HeadDrop(Fifo);
-
-impl Queue for HeadDrop {
-    fn enqueue(&mut self, pkt: Packet, now: SimTime, sink: &mut DropSink) {
-        if !self.0.fits_empty(&pkt) {
-            return sink.drop(pkt, DropReason::Tail);
-        }
-        let backlog = self.0.len_packets();
-        while !self.0.fits(&pkt) {
-            let oldest = self.0.pop_oldest().expect("an arrival that fits an empty queue");
-            sink.drop(oldest, DropReason::Head);
-        }
-        self.0.push(pkt, now, backlog, sink);
+fn evict_oldest_until_it_fits(fifo: &mut Fifo, pkt: Packet, now: SimTime, sink: &mut DropSink) {
+    if !fifo.fits_empty(&pkt) {
+        return sink.drop(pkt, DropReason::Tail);
     }
-
-    fn dequeue(&mut self, now: SimTime, sink: &mut DropSink) -> Option<Packet> {
-        self.0.pop(now, sink)
+    let backlog = fifo.len_packets();
+    while !fifo.fits(&pkt) {
+        let oldest = fifo.pop_oldest().expect("an arrival that fits an empty queue");
+        sink.drop(oldest, DropReason::Head);
     }
-
-    fn len_packets(&self) -> u32 {
-        self.0.len_packets()
-    }
-
-    fn len_bytes(&self) -> u64 {
-        self.0.len_bytes()
-    }
+    fifo.push(pkt, now, backlog, sink);
 }
 
 #[cfg(test)]

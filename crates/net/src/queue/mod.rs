@@ -9,11 +9,12 @@
 
 mod fifo;
 
-use fifo::Fifo;
+use fifo::{Fifo, FifoQueue};
 
-use schemars::JsonSchema;
 use serde::{Serialize, Serializer};
-use serde_json::{Map, Value};
+use serde_json::Value;
+pub use tcplab_core::registry::ParamDoc;
+use tcplab_core::registry::Setting;
 use tcplab_core::{Ecn, Packet, SimDuration, SimRng, SimTime};
 
 /// The capacity of a queue.
@@ -96,14 +97,6 @@ pub trait Queue: Send + std::fmt::Debug {
     }
 }
 
-/// Name, unit and one-line description of a discipline parameter; its default is read
-/// from the parameter struct's `Default`.
-pub struct ParamDoc {
-    pub name: &'static str,
-    pub unit: &'static str,
-    pub doc: &'static str,
-}
-
 /// What each discipline's parameter struct provides to the registry.
 pub trait Discipline: Default + Serialize + serde::de::DeserializeOwned {
     /// Name in scenarios, equal to its `disciplines!` name (a test checks).
@@ -123,81 +116,24 @@ pub trait Discipline: Default + Serialize + serde::de::DeserializeOwned {
     fn build(&self, limit: QueueLimit, marking: Option<CeThreshold>, rng: SimRng) -> Box<dyn Queue>;
 }
 
-/// One discipline parameter, for `tcplab list`.
-#[derive(Clone, Debug, Serialize)]
-pub struct ParamInfo {
-    pub name: &'static str,
-    pub default: String,
-    pub unit: &'static str,
-    pub doc: &'static str,
-}
-
-/// One discipline, for `tcplab list`.
-#[derive(Clone, Debug, Serialize)]
-pub struct DisciplineInfo {
-    pub name: &'static str,
-    pub summary: &'static str,
-    pub params: Vec<ParamInfo>,
-}
-
-fn info<T: Discipline>() -> DisciplineInfo {
-    let defaults = serde_json::to_value(T::default()).expect("parameter structs serialize");
-    let params = T::PARAMS
-        .iter()
-        .map(|p| {
-            let default = match &defaults[p.name] {
-                Value::Null => panic!("{}: PARAMS names {:?}, which is not a field", T::NAME, p.name),
-                Value::String(s) => s.clone(),
-                v => v.to_string(),
-            };
-            ParamInfo { name: p.name, default, unit: p.unit, doc: p.doc }
-        })
-        .collect();
-    DisciplineInfo { name: T::NAME, summary: T::SUMMARY, params }
-}
-
-/// Declares the registry from one list: each discipline's module (`module::Config`, the file
-/// of the same name), `QueueConfig` (what a link direction holds), `QueueTable` (the tagged
-/// table form, for the JSON Schema) and the dispatch.
+/// Declares the registry from one list (`tcplab_core::registry!`: `QueueConfig`, what a link
+/// direction holds, and `QueueTable`, the tagged table form), each discipline's module
+/// (`module::Config`, the file of the same name) and the dispatch.
 macro_rules! disciplines {
     ($($(#[$doc:meta])* $variant:ident($module:ident::$config:ident) = $name:literal,)*) => {
         $(mod $module; pub use $module::$config;)*
 
-        /// The queue discipline of a link direction and its parameters.
-        #[derive(Clone, Debug, PartialEq)]
-        pub enum QueueConfig {
-            $($(#[$doc])* $variant($config),)*
-        }
-
-        /// A discipline with parameters: `{ kind = "headdrop" }`.
-        // Only its JSON Schema is used: `QueueConfig::parse` reads the table.
-        #[derive(JsonSchema)]
-        #[serde(tag = "kind")]
-        #[allow(dead_code)]
-        enum QueueTable {
-            $($(#[$doc])* #[serde(rename = $name)] $variant($config),)*
+        tcplab_core::registry! {
+            /// The queue discipline of a link direction and its parameters.
+            #[derive(Clone, Debug, PartialEq)]
+            pub enum QueueConfig;
+            /// A discipline with parameters: `{ kind = "headdrop" }`.
+            table QueueTable;
+            kinds Discipline, setting SETTING;
+            $($(#[$doc])* $variant($config) = $name,)*
         }
 
         impl QueueConfig {
-            /// The parameters of discipline `kind` from a table without `kind`.
-            fn from_params(kind: &str, params: Value) -> Result<QueueConfig, serde_path_to_error::Error<serde_json::Error>> {
-                match kind {
-                    $($name => serde_path_to_error::deserialize::<_, $config>(params).map(QueueConfig::$variant),)*
-                    other => unreachable!("{other:?} was checked against the names"),
-                }
-            }
-
-            /// Every discipline with its parameters and defaults.
-            pub fn catalog() -> Vec<DisciplineInfo> {
-                vec![$(info::<$config>(),)*]
-            }
-
-            pub fn name(&self) -> &'static str {
-                match self {
-                    $(QueueConfig::$variant(_) => <$config as Discipline>::NAME,)*
-                }
-            }
-
             /// Checks the parameters against the link's `limit`.
             pub fn validate(&self, limit: QueueLimit) -> Result<(), String> {
                 match self {
@@ -211,13 +147,6 @@ macro_rules! disciplines {
                     $(QueueConfig::$variant(c) => c.build(limit, marking, rng),)*
                 }
             }
-
-            fn params(&self) -> Value {
-                match self {
-                    $(QueueConfig::$variant(c) => serde_json::to_value(c),)*
-                }
-                .expect("parameter structs serialize")
-            }
         }
     };
 }
@@ -229,40 +158,20 @@ disciplines! {
     Headdrop(headdrop::HeaddropConfig) = "headdrop",
 }
 
+/// The `queue` setting: a name or a table. A parameter's message is serde's, for the caller
+/// to put in scenario words.
+const SETTING: Setting = Setting {
+    noun: "queue discipline",
+    aliases: &[],
+    description: "Queue discipline: a name (its defaults) or a table with `kind` and parameters.",
+    not_name_or_table: |names, _| format!("expected a queue discipline ({names}) or a table {{ kind = NAME, ... }}"),
+    kind_not_a_name: |names, _| format!("expected a queue discipline name; allowed: {names}"),
+    bad_param: |_, message| message,
+};
+
 impl Default for QueueConfig {
     fn default() -> Self {
         QueueConfig::Droptail(DroptailConfig::default())
-    }
-}
-
-impl QueueConfig {
-    /// Names of every discipline.
-    pub fn names() -> Vec<&'static str> {
-        Self::catalog().iter().map(|d| d.name).collect()
-    }
-
-    /// Parses what a scenario writes for `queue`: a bare name or a table with `kind`. An error
-    /// is (the parameter at fault, empty for the value as a whole; what is wrong and allowed);
-    /// a parameter's message is serde's, for the caller to put in scenario words.
-    pub fn parse(value: Value) -> Result<Self, (String, String)> {
-        let names = || QueueConfig::names().join(", ");
-        let (mut table, kind_key) = match value {
-            Value::String(name) => (Map::from_iter([("kind".to_string(), Value::String(name))]), ""),
-            Value::Object(table) => (table, "kind"),
-            _ => return Err((String::new(), format!("expected a queue discipline ({}) or a table {{ kind = NAME, ... }}", names()))),
-        };
-        let kind = match table.remove("kind") {
-            Some(Value::String(k)) => k,
-            Some(_) => return Err((kind_key.into(), format!("expected a queue discipline name; allowed: {}", names()))),
-            None => return Err((kind_key.into(), format!("missing; allowed: {}", names()))),
-        };
-        if !QueueConfig::names().contains(&kind.as_str()) {
-            return Err((kind_key.into(), format!("unknown queue discipline {kind:?}; allowed: {}", names())));
-        }
-        QueueConfig::from_params(&kind, Value::Object(table)).map_err(|e| {
-            let key = e.path().to_string();
-            (if key == "." { String::new() } else { key }, e.into_inner().to_string())
-        })
     }
 }
 
@@ -270,28 +179,11 @@ impl QueueConfig {
 /// parameters as a table with `kind`.
 impl Serialize for QueueConfig {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self.params() {
-            Value::Object(params) if !params.is_empty() => {
-                let mut table = Map::from_iter([("kind".to_string(), Value::String(self.name().into()))]);
-                table.extend(params);
-                table.serialize(s)
-            }
+        let table = self.table();
+        match serde_json::to_value(&table).expect("parameter structs serialize") {
+            Value::Object(fields) if fields.len() > 1 => table.serialize(s),
             _ => s.serialize_str(self.name()),
         }
-    }
-}
-
-/// A bare name or the table form.
-impl JsonSchema for QueueConfig {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "QueueConfig".into()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        let table = generator.subschema_for::<QueueTable>();
-        schemars::json_schema!({
-            "description": "Queue discipline: a name (its defaults) or a table with `kind` and parameters.",
-            "anyOf": [{ "type": "string", "enum": QueueConfig::names() }, table]
-        })
     }
 }
 
@@ -308,9 +200,10 @@ mod tests {
             assert_eq!(bare.name(), name, "registry name and Discipline::NAME differ");
             let written = serde_json::to_value(&bare).unwrap();
             assert_eq!(QueueConfig::parse(written.clone()).unwrap(), bare, "{name}: {written} does not read back");
+            let info = QueueConfig::catalog().into_iter().find(|d| d.name == name).unwrap();
             assert_eq!(
                 written == json!(name),
-                bare.params() == json!({}),
+                info.params.is_empty(),
                 "{name}: only a discipline without parameters is written as its name"
             );
             assert_eq!(bare.validate(QueueLimit::Packets(1)), Ok(()), "{name}: defaults must validate");
