@@ -291,8 +291,9 @@ def test_demo_compares_cubic_and_bbr_side_by_side(run_cli: RunCli) -> None:
     assert outcome.code == 0, outcome.stderr
     header = next(line for line in outcome.stdout.splitlines() if "cubic" in line and "bbr" in line)
     assert header.split() == ["cubic", "bbr"]
-    assert re.search(r"^goodput Mbps\s+\d+\.\d\d\s+\d+\.\d\d$", outcome.stdout, re.MULTILINE), outcome.stdout
-    assert re.search(r"^RTT p95 ms\s+\d+\.\d\s+\d+\.\d$", outcome.stdout, re.MULTILINE)
+    assert re.search(r"^goodput Mbps, all flows\s+\d+\.\d\d\s+\d+\.\d\d$", outcome.stdout, re.MULTILINE), outcome.stdout
+    assert re.search(r"^RTT p95 ms, highest flow's\s+\d+\.\d\s+\d+\.\d$", outcome.stdout, re.MULTILINE)
+    assert re.search(r"^busiest link utilization\s+\d+\.\d%\s+\d+\.\d%$", outcome.stdout, re.MULTILINE)
 
 
 def test_no_arguments_shows_the_help(run_cli: RunCli) -> None:

@@ -94,3 +94,28 @@ def test_validation_labels_used_by_tests_are_defined() -> None:
             used.update(re.findall(r"\b([MW]1[0-3]|[MW][1-9])\b", path.read_text(errors="replace")))
     missing = sorted(label for label in used if f"| {label} |" not in defined)
     assert not missing, f"labels used in code but not defined in docs/validation.md: {missing}"
+
+
+def _tables(markdown: str) -> list[str]:
+    """Every table of a Markdown page: its consecutive lines that start with "|"."""
+    tables, current = [], []
+    for line in markdown.splitlines():
+        if line.startswith("|"):
+            current.append(line)
+        elif current:
+            tables.append("\n".join(current) + "\n")
+            current = []
+    if current:
+        tables.append("\n".join(current) + "\n")
+    return tables
+
+
+def test_the_outputs_page_lists_exactly_the_columns_the_recorder_declares() -> None:
+    from tcplab import series
+
+    page = (DOCS / "outputs.md").read_text(encoding="utf-8")
+    names = ["flows", "links", "rtt", "radio", "wifi"]
+    assert set(names) == set(series.series_names()), "docs/outputs.md has a section per series"
+    assert _tables(page) == [series.markdown_table(name) for name in names]
+    headings = [line.removeprefix("## ") for line in page.splitlines() if line.startswith("## ")]
+    assert headings == [f"{name}.parquet" for name in names]

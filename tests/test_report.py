@@ -4,12 +4,16 @@ the table, interactive figures with the plotting library embedded, PNG figures),
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
 from pathlib import Path
 
+import numpy as np
 import pytest
+
+from tcplab.metrics import metrics
 
 from .conftest import REPOSITORY  # noqa: F401 - the package under test is installed
 
@@ -87,7 +91,17 @@ def test_compare_overlays_runs_and_refuses_bad_input(run_cli, tiny_result, two_f
     first, second = tiny_result.save(tmp_path / "tiny"), two_flow_result.save(tmp_path / "two", plots=False)
     outcome = run_cli("compare", first, second, "-o", tmp_path / "cmp", "--format", "png", "--format", "svg")
     assert outcome.code == 0, outcome.stderr
-    assert "goodput Mbps" in outcome.stdout and "tiny" in outcome.stdout and "two" in outcome.stdout
+    header, *rows = outcome.stdout.split("\n\nwrote ")[0].splitlines()
+    assert header.split() == ["tiny", "two"]
+    table = {label: values for label, *values in (re.split(r"\s{2,}", row.strip()) for row in rows)}
+    # Every flow counts, not flow 0 alone: the same numbers as a campaign's index.
+    for column, result in enumerate((tiny_result, two_flow_result)):
+        values = metrics(result.summary)
+        assert table["goodput Mbps, all flows"][column] == f"{values['goodput_mbps']:.2f}"
+        assert table["RTT p95 ms, highest flow's"][column] == f"{values['rtt_p95_ms']:.1f}"
+        assert table["Jain's fairness index"][column] == f"{values['fairness_jain']:.3f}"
+        assert table["busiest link drops"][column] == f"{values['bottleneck_drops']:.0f}"
+    assert len(table) == 9 and "wall time s" in table and "busiest link" in table
     page = (tmp_path / "cmp" / "compare.html").read_text()
     assert page.count("Plotly.newPlot(") == 3 and "tiny: flow 0 (cubic)" in page and "two: flow 1 (bbr)" in page
     figures = sorted(p.name for p in (tmp_path / "cmp" / "figures").iterdir())
@@ -95,6 +109,22 @@ def test_compare_overlays_runs_and_refuses_bad_input(run_cli, tiny_result, two_f
     assert run_cli("compare", first).code == 2
     assert "not a run directory" in run_cli("compare", first, tmp_path).stderr
     assert "'--format': 'gif' is not one of 'png', 'svg', 'pdf'." in run_cli("compare", first, second, "--format", "gif").stderr
+
+
+def test_a_trace_takes_the_colour_of_the_algorithm_it_names() -> None:
+    """Every algorithm of the catalog has its colour in a report's figures, and `reno`, the
+    kernel's name that scenarios also accept, is newreno's; the palette names only algorithms
+    of the catalog."""
+    from tcplab import _core
+    from tcplab.plots.figures import ALGORITHM_COLOURS, algorithm_colour
+    from tcplab.report import _styles
+    from tcplab.report.panels import Trace
+
+    names = [algorithm["name"] for algorithm in json.loads(_core.catalog())["algorithms"]]
+    traces = [Trace(f"{name} 330pkt flow 0", np.zeros(1), np.zeros(1), []) for name in [*names, "reno"]]
+    colours = [colour for colour, _ in _styles(traces)]
+    assert colours == [algorithm_colour(name) for name in [*names, "newreno"]]
+    assert set(ALGORITHM_COLOURS) <= set(names), "a colour for a name the catalog does not have"
 
 
 def test_only_wired_studies_run_on_the_kernel(run_cli, tmp_path: Path) -> None:

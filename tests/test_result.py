@@ -1,5 +1,6 @@
-"""tcplab.Result and tcplab.run: frames built from the core's columns, saving and loading a run
-directory (atomically), determinism from Python, seeds, and progress callbacks."""
+"""tcplab.Result and tcplab.run: frames built from the core's columns as the series schema
+(tcplab.series) declares them, saving and loading a run directory (atomically), determinism from
+Python, seeds, and progress callbacks."""
 
 from __future__ import annotations
 
@@ -11,44 +12,10 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import tcplab
-from tcplab import Result, ScenarioError, plots
+from tcplab import Result, ScenarioError, plots, series
 
 from .conftest import TINY_SCENARIO
 
-FLOW_COLUMNS = {
-    "t_s": pl.Float64,
-    "flow": pl.UInt32,
-    "cwnd_pkts": pl.Float64,
-    "ssthresh_pkts": pl.Float64,
-    "inflight_pkts": pl.Float64,
-    "srtt_ms": pl.Float64,
-    "min_rtt_ms": pl.Float64,
-    "pacing_rate_mbps": pl.Float64,
-    "delivery_rate_mbps": pl.Float64,
-    "goodput_mbps": pl.Float64,
-    "retransmits": pl.Float64,
-    "cc_state": pl.String,
-}
-LINK_COLUMNS = {
-    "t_s": pl.Float64,
-    "link": pl.String,
-    "backlog_pkts": pl.Float64,
-    "backlog_bytes": pl.Float64,
-    "drops": pl.Float64,
-    "ce_marks": pl.Float64,
-}
-RTT_COLUMNS = {"t_s": pl.Float64, "flow": pl.UInt32, "rtt_ms": pl.Float64}
-RADIO_COLUMNS = {
-    "t_s": pl.Float64,
-    "ue": pl.String,
-    **{
-        name: pl.Float64
-        for name in (
-            "sinr_db los cqi mcs capacity_mbps rlc_backlog_bytes rlc_drops harq_retx ul_mcs"
-            " ul_capacity_mbps ul_rlc_backlog_bytes ul_rlc_drops ul_harq_retx"
-        ).split()
-    },
-}
 LOSSY = {"topology.bottleneck.loss": 0.02}
 
 
@@ -77,14 +44,15 @@ def test_packed_columns_become_typed_series_and_nan_becomes_null() -> None:
     raw = {
         "scenario": '{"name": "x", "stop": null}',
         "summary": '{"flows": []}',
-        "flows": {
-            "t_s": ("f64", struct.pack("<3d", 0.0, 0.5, 1.0)),
-            "flow": ("u32", struct.pack("<3I", 0, 1, 4_000_000_000)),
-            "ssthresh_pkts": ("f64", struct.pack("<3d", float("nan"), 20.0, float("nan"))),
-            "cc_state": ["open", "recovery", "open"],
+        "series": {
+            "flows": {
+                "t_s": ("f64", struct.pack("<3d", 0.0, 0.5, 1.0)),
+                "flow": ("u32", struct.pack("<3I", 0, 1, 4_000_000_000)),
+                "ssthresh_pkts": ("f64", struct.pack("<3d", float("nan"), 20.0, float("nan"))),
+                "cc_state": ["open", "recovery", "open"],
+            },
+            "links": {"t_s": ("f64", b""), "link": []},
         },
-        "links": {"t_s": ("f64", b""), "link": []},
-        "rtt": None,
     }
     result = Result.from_core(raw)
     assert result.scenario == {"name": "x"}, "absent optional keys are left out"
@@ -94,19 +62,63 @@ def test_packed_columns_become_typed_series_and_nan_becomes_null() -> None:
     assert result.flows["flow"].to_list() == [0, 1, 4_000_000_000]
     assert result.flows["ssthresh_pkts"].to_list() == [None, 20.0, None]
     assert result.links.height == 0 and result.links.columns == ["t_s", "link"]
-    assert result.rtt is None
+    assert result.rtt is None and result.radio is None and result.wifi is None
 
 
-def test_a_run_has_every_contract_column_with_its_type(tiny_result: Result) -> None:
-    assert dict(tiny_result.flows.schema) == FLOW_COLUMNS
-    assert dict(tiny_result.links.schema) == LINK_COLUMNS
-    assert tiny_result.rtt is None, "record.rtt is off in the tiny scenario"
-    assert tiny_result.flows.height >= 2 / 0.05, "one row per sampling interval"
+def assert_schema(frame: pl.DataFrame | None, name: str) -> None:
+    """`frame` has exactly the columns the schema declares for series `name`, in its order."""
+    assert frame is not None, name
+    assert list(frame.schema.items()) == list(series.frame_schema(name).items()), name
+
+
+@pytest.mark.parametrize(
+    ("fixture", "recorded"),
+    [
+        ("tiny_result", {"flows", "links"}),
+        ("two_flow_result", {"flows", "links", "rtt"}),
+        ("mmwave_result", {"flows", "links", "radio"}),
+        ("wifi_result", {"flows", "links", "wifi"}),
+    ],
+)
+def test_a_run_has_the_series_it_records_with_exactly_their_schema_columns(
+    fixture: str, recorded: set[str], request: pytest.FixtureRequest
+) -> None:
+    result: Result = request.getfixturevalue(fixture)
+    frames = {name: getattr(result, name) for name in series.series_names()}
+    assert {name for name, frame in frames.items() if frame is not None} == recorded
+    for name in recorded:
+        assert_schema(frames[name], name)
+
+
+def test_a_run_has_one_row_per_flow_and_sampling_interval(tiny_result: Result) -> None:
+    assert tiny_result.flows.height >= 2 / 0.05
+
+
+# Dimensionless f64 columns (flags, indices, fractions): the only ones whose unit may be "" besides
+# the u32 indices and the str names and labels. Every other column names its unit, and a column
+# whose name ends in a unit suffix declares that unit.
+DIMENSIONLESS = {("radio", "los"), ("radio", "cqi"), ("radio", "mcs"), ("radio", "ul_mcs"), ("wifi", "airtime_busy")}
+UNIT_SUFFIXES = {"_s": "s", "_ms": "ms", "_mbps": "Mbit/s", "_db": "dB", "_pkts": "packets", "_bytes": "bytes"}
+
+
+def test_every_column_has_a_meaning_and_a_unit() -> None:
+    assert {"flows", "links", "rtt", "radio", "wifi"} <= set(series.series_names())
+    for name in series.series_names():
+        for column in series.columns(name):
+            where = f"{name}.{column.name}"
+            assert column.dtype in ("f64", "u32", "str"), where
+            assert column.meaning.strip() and column.meaning.endswith("."), where
+            suffix = next((s for s in UNIT_SUFFIXES if column.name.endswith(s)), None)
+            if suffix is not None:
+                assert column.unit == UNIT_SUFFIXES[suffix], where
+            if column.unit == "":
+                assert column.dtype != "f64" or (name, column.name) in DIMENSIONLESS, f"{where} needs a unit"
+            else:
+                assert column.dtype == "f64" and (name, column.name) not in DIMENSIONLESS, where
 
 
 def test_recorded_rtt_samples_become_a_frame(two_flow_result: Result) -> None:
     assert two_flow_result.rtt is not None
-    assert dict(two_flow_result.rtt.schema) == RTT_COLUMNS
     assert set(two_flow_result.rtt["flow"].unique()) == {0, 1}
     assert (two_flow_result.rtt["rtt_ms"] >= 20.0).all(), "no RTT below the 20 ms base RTT"
 
@@ -220,7 +232,6 @@ def test_without_recorded_rtt_there_is_no_rtt_file(tiny_result: Result, tmp_path
 
 def test_a_cell_run_has_a_radio_series_per_user_and_interval(mmwave_result: Result) -> None:
     radio = mmwave_result.radio
-    assert dict(radio.schema) == RADIO_COLUMNS
     assert radio["ue"].unique().to_list() == ["ue0"]
     assert radio.height == 100  # 1 s at 10 ms
     blocked = radio.filter(pl.col("los") == 0)["t_s"]
@@ -233,17 +244,8 @@ def test_a_cell_run_has_a_radio_series_per_user_and_interval(mmwave_result: Resu
     assert radio["harq_retx"].sum() == user["harq_retx"]
 
 
-WIFI_COLUMNS = {
-    "t_s": pl.Float64,
-    "bss": pl.String,
-    "station": pl.String,
-    **{name: pl.Float64 for name in "phy_rate_mbps collisions retries mac_drops phy_drops airtime_busy".split()},
-}
-
-
 def test_a_wifi_run_has_a_series_per_device_and_a_bss_summary(wifi_result: Result, tmp_path: Path) -> None:
     wifi = wifi_result.wifi
-    assert dict(wifi.schema) == WIFI_COLUMNS
     assert wifi["station"].unique(maintain_order=True).to_list() == ["left", "s0", "s1"]
     assert set(wifi["bss"]) == {"left"} and wifi.height == 3 * 100
     assert set(wifi["phy_rate_mbps"]) == {39.0}

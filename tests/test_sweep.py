@@ -22,9 +22,10 @@ import polars as pl
 import pytest
 
 from tcplab import ScenarioError
+from tcplab.metrics import metrics
 from tcplab.sweep import Campaign
 from tcplab.sweep.campaign import MAX_RUNS
-from tcplab.sweep.store import is_reserved_column, metrics, t95
+from tcplab.sweep.store import is_reserved_column, t95
 
 from .conftest import REPOSITORY
 

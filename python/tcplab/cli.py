@@ -23,7 +23,7 @@ from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
 from types import FrameType
-from typing import Annotated
+from typing import Annotated, Any
 
 import polars as pl
 import typer
@@ -129,16 +129,26 @@ def _interrupt(signal_number: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
+def _output_option(help_text: str) -> Any:
+    """An `--output/-o DIR` option (each command says what the directory is)."""
+    return Annotated[Path | None, typer.Option("--output", "-o", metavar="DIR", help=help_text)]
+
+
+def _plots_option(figures: str, help_text: str) -> Any:
+    """`--plots/--no-plots`, on by default."""
+    return Annotated[
+        bool,
+        typer.Option("--plots/--no-plots", show_default=False, help=f"Draw {figures}, or not{help_text}. Default: --plots."),
+    ]
+
+
+def _choice_option(choices: type[StrEnum], help_text: str) -> Any:
+    """An option that takes one of `choices` (its help names the default)."""
+    return Annotated[choices, typer.Option(metavar="|".join(choices), show_default=False, help=help_text)]
+
+
 # Options shared by `run` and `emulate`.
-RunDirectoryOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--output",
-        "-o",
-        metavar="DIR",
-        help="Run directory, new or empty (default: under runs/, named NAME-YYYYmmdd-HHMMSS).",
-    ),
-]
+RunDirectoryOption = _output_option("Run directory, new or empty (default: under runs/, named NAME-YYYYmmdd-HHMMSS).")
 SetOption = Annotated[
     list[str] | None,
     typer.Option(
@@ -147,14 +157,10 @@ SetOption = Annotated[
         help="Set a scenario key, e.g. flows.0.cc=bbr or duration=5s (repeatable).",
     ),
 ]
-PlotsOption = Annotated[
-    bool,
-    typer.Option(
-        "--plots/--no-plots",
-        show_default=False,
-        help="Draw plots/*.png, or not (faster with many flows). Default: --plots.",
-    ),
-]
+PlotsOption = _plots_option("plots/*.png", " (faster with many flows)")
+RunBackendOption = _choice_option(
+    RunBackend, "sim: the simulator (default); emu: this machine's kernel TCP, as root (exit 3 if the run is marked invalid)."
+)
 OverwriteOption = Annotated[
     bool,
     typer.Option(
@@ -167,18 +173,18 @@ SeedOption = Annotated[
     typer.Option(metavar="N", help="Seed, 0 to 2^64-1, instead of the scenario's."),
 ]
 JobsOption = Annotated[int | None, typer.Option("--jobs", "-j", metavar="N", help="Workers (default: every core).")]
-EngineOption = Annotated[
-    Engine,
-    typer.Option(
-        metavar="local|dask",
-        show_default=False,
-        help="local: a process pool on this machine (default); dask: a Dask cluster.",
-    ),
-]
+EngineOption = _choice_option(Engine, "local: a process pool on this machine (default); dask: a Dask cluster.")
 SchedulerOption = Annotated[
     str | None,
     typer.Option(metavar="URL", help="With --engine dask: an existing scheduler, tcp://host:port."),
 ]
+CampaignDirectoryOption = _output_option("Campaign directory: new, empty or this campaign's (default: runs/NAME).")
+StudyDirectoryOption = _output_option("Directory: new, empty or this study's (default: runs/reproduce-STUDY[-quick]).")
+CompareDirectoryOption = _output_option(
+    "Where compare.html and figures/ go, new or empty (default: under runs/, named compare-YYYYmmdd-HHMMSS)."
+)
+FiguresOption = _plots_option("figures/*.png", "; report.html is written either way")
+StudyBackendOption = _choice_option(Backend, "sim: the simulator (default); emu: this machine's kernel, as root; or both.")
 FormatOption = Annotated[
     list[FigureFormat] | None,
     typer.Option(
@@ -200,14 +206,7 @@ def run(
     seed: SeedOption = None,
     plots: PlotsOption = True,
     overwrite: OverwriteOption = False,
-    backend: Annotated[
-        RunBackend,
-        typer.Option(
-            metavar="sim|emu",
-            show_default=False,
-            help="sim: the simulator (default); emu: this machine's kernel TCP, as root (exit 3 if the run is marked invalid).",
-        ),
-    ] = RunBackend.SIM,
+    backend: RunBackendOption = RunBackend.SIM,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="With --backend emu: print the commands, run nothing.")] = False,
 ) -> None:
     """Run a scenario, print its summary and write its run directory.
@@ -290,15 +289,7 @@ def emulate(
 @app.command()
 def sweep(
     campaign_file: Annotated[Path, typer.Argument(metavar="CAMPAIGN", help="A campaign .toml file.")],
-    output: Annotated[
-        Path | None,
-        typer.Option(
-            "--output",
-            "-o",
-            metavar="DIR",
-            help="Campaign directory: new, empty or this campaign's (default: runs/NAME).",
-        ),
-    ] = None,
+    output: CampaignDirectoryOption = None,
     jobs: JobsOption = None,
     engine: EngineOption = Engine.LOCAL,
     scheduler: SchedulerOption = None,
@@ -331,36 +322,14 @@ def sweep(
 @app.command()
 def reproduce(
     study: Annotated[str | None, typer.Argument(metavar="STUDY", help="A study (none: list them).")] = None,
-    output: Annotated[
-        Path | None,
-        typer.Option(
-            "--output",
-            "-o",
-            metavar="DIR",
-            help="Directory: new, empty or this study's (default: runs/reproduce-STUDY[-quick]).",
-        ),
-    ] = None,
+    output: StudyDirectoryOption = None,
     quick: Annotated[bool, typer.Option("--quick", help="Shorter runs, for a first look.")] = False,
     jobs: JobsOption = None,
     engine: EngineOption = Engine.LOCAL,
     scheduler: SchedulerOption = None,
     figure_format: FormatOption = None,
-    plots: Annotated[
-        bool,
-        typer.Option(
-            "--plots/--no-plots",
-            show_default=False,
-            help="Draw figures/*.png, or not; report.html is written either way. Default: --plots.",
-        ),
-    ] = True,
-    backend: Annotated[
-        Backend,
-        typer.Option(
-            metavar="sim|emu|both",
-            show_default=False,
-            help="sim: the simulator (default); emu: this machine's kernel, as root; or both.",
-        ),
-    ] = Backend.SIM,
+    plots: FiguresOption = True,
+    backend: StudyBackendOption = Backend.SIM,
 ) -> None:
     """Run a reference study's sweep and write its report.
 
@@ -409,15 +378,7 @@ def _check_jobs(jobs: int | None) -> None:
 @app.command()
 def compare(
     directories: Annotated[list[Path], typer.Argument(metavar="DIR...", help="Run directories (2 or more).")],
-    output: Annotated[
-        Path | None,
-        typer.Option(
-            "--output",
-            "-o",
-            metavar="DIR",
-            help="Where compare.html and figures/ go, new or empty (default: under runs/, named compare-YYYYmmdd-HHMMSS).",
-        ),
-    ] = None,
+    output: CompareDirectoryOption = None,
     figure_format: FormatOption = None,
     overwrite: OverwriteOption = False,
 ) -> None:

@@ -65,15 +65,18 @@ class Result:
 
     @classmethod
     def from_core(cls, raw: Mapping[str, Any]) -> Result:
-        """A Result from what `_core.run` returns."""
+        """A Result from what `_core.run` returns: the scenario and summary as JSON text, and
+        under "series" the column dicts of flows, links and, when recorded, rtt and the cell's
+        series (tcplab.series lists their columns)."""
+        frames = {name: _frame(columns) for name, columns in raw["series"].items()}
         return cls(
             scenario=resolved_document(raw["scenario"]),
             summary=json.loads(raw["summary"]),
-            flows=_frame(raw["flows"]),
-            links=_frame(raw["links"]),
-            rtt=None if raw["rtt"] is None else _frame(raw["rtt"]),
-            radio=None if raw.get("radio") is None else _frame(raw["radio"]),
-            wifi=None if raw.get("wifi") is None else _frame(raw["wifi"]),
+            flows=frames["flows"],
+            links=frames["links"],
+            rtt=frames.get("rtt"),
+            radio=frames.get("radio"),
+            wifi=frames.get("wifi"),
         )
 
     @classmethod

@@ -3,12 +3,13 @@ devices), runs side by side, a campaign's means ± 95 % CIs, and the catalog of 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
+from .metrics import busiest_link, metrics
 from .report import identical_across_seeds
 from .result import Result
 from .studies import Study
@@ -118,29 +119,34 @@ def _wifi_table(bss: dict[str, Any]) -> str:
     return headline + "\n" + format_table([header, *rows], "lrrrrr")
 
 
+# The rows of `tcplab compare`: a metric of `metrics.metrics`, its label, how it is printed.
+COMPARED_METRICS: tuple[tuple[str, str, Callable[[float], str]], ...] = (
+    ("goodput_mbps", "goodput Mbps, all flows", lambda v: f"{v:.2f}"),
+    ("rtt_mean_ms", "RTT mean ms, flows' mean", lambda v: f"{v:.1f}"),
+    ("rtt_p95_ms", "RTT p95 ms, highest flow's", lambda v: f"{v:.1f}"),
+    ("retransmits", "retransmits, all flows", lambda v: f"{v:.0f}"),
+    ("fairness_jain", "Jain's fairness index", lambda v: f"{v:.3f}"),
+    ("bottleneck_utilization", "busiest link utilization", lambda v: f"{v:.1%}"),
+    ("bottleneck_drops", "busiest link drops", lambda v: f"{v:.0f}"),
+)
+
+
 def format_comparison(results: Mapping[str, Result]) -> str:
-    """Flow 0 and the busiest link of each run, one column per run."""
+    """Runs side by side, one column per run: their headline metrics (`metrics.metrics`), the
+    busiest link's name and the wall time."""
     columns = {name: _comparison_column(result.summary) for name, result in results.items()}
-    metrics = next(iter(columns.values())).keys()
-    rows = [["", *columns]] + [[metric, *(column[metric] for column in columns.values())] for metric in metrics]
+    labels = next(iter(columns.values())).keys()
+    rows = [["", *columns]] + [[label, *(column[label] for column in columns.values())] for label in labels]
     return format_table(rows, "l" + "r" * len(columns))
 
 
 def _comparison_column(summary: Mapping[str, Any]) -> dict[str, str]:
-    flow = summary["flows"][0]
-    bottleneck = max(summary["links"], key=lambda link: link["utilization"])
-    return {
-        "goodput Mbps": _number(flow["goodput_mbps"], 2),
-        "RTT mean ms": _number(flow["rtt_mean_ms"], 1),
-        "RTT p95 ms": _number(flow["rtt_p95_ms"], 1),
-        "RTT p99 ms": _number(flow["rtt_p99_ms"], 1),
-        "retransmits": str(flow["retransmits"]),
-        "busiest link": bottleneck["id"],
-        "its utilization": f"{bottleneck['utilization']:.1%}",
-        "its drops": str(bottleneck["drops"]),
-        "its mean backlog pkts": _number(bottleneck["backlog_mean_pkts"], 1),
-        "wall time s": f"{summary['run']['wall_seconds']:.2f}",
-    }
+    values = metrics(summary)
+    column = {label: "-" if values[key] is None else shown(values[key]) for key, label, shown in COMPARED_METRICS}
+    busiest = busiest_link(summary)
+    column["busiest link"] = busiest["id"] if busiest else "-"
+    column["wall time s"] = f"{summary['run']['wall_seconds']:.2f}"
+    return column
 
 
 def format_campaign_counts(name: str, state: Any, directory: Path) -> str:

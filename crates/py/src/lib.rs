@@ -13,8 +13,10 @@ use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Instant;
 use tcplab_emu::delay_line::{DelayLine, DelayLineConfig, Route};
-use tcplab_sim::build::Cell;
+use tcplab_sim::recorder::ColumnData;
 use tcplab_sim::{resolve_json, RunError, World};
+
+mod quantities;
 
 create_exception!(_core, ScenarioError, PyValueError, "A scenario that tcplab cannot run; the message names the key path.");
 
@@ -59,112 +61,55 @@ fn validate(scenario_json: &str) -> PyResult<(String, Vec<String>)> {
     })
 }
 
-/// A column as packed little-endian bytes. Given a vector, it is freed once copied: the
-/// large series are converted a column at a time, never held twice in full.
-fn f64_column(py: Python<'_>, values: impl AsRef<[f64]>) -> PyResult<(&'static str, Bound<'_, PyBytes>)> {
-    let values = values.as_ref();
-    let bytes = PyBytes::new_with(py, values.len() * 8, |out| {
-        out.chunks_exact_mut(8).zip(values).for_each(|(o, v)| o.copy_from_slice(&v.to_le_bytes()));
-        Ok(())
-    })?;
-    Ok(("f64", bytes))
+/// The columns of every series a run can record, as JSON text (`tcplab_sim::series_schema`).
+#[pyfunction]
+fn series_schema() -> PyResult<String> {
+    guarded("series_schema", || Ok(tcplab_sim::series_schema().to_string()))
 }
 
-fn u32_column(py: Python<'_>, values: impl AsRef<[u32]>) -> PyResult<(&'static str, Bound<'_, PyBytes>)> {
-    let values = values.as_ref();
-    let bytes = PyBytes::new_with(py, values.len() * 4, |out| {
-        out.chunks_exact_mut(4).zip(values).for_each(|(o, v)| o.copy_from_slice(&v.to_le_bytes()));
+/// A column as packed little-endian bytes. Given a vector, it is freed once copied: the
+/// large series are converted a column at a time, never held twice in full.
+fn packed_column<'py, const N: usize, T: Copy>(
+    py: Python<'py>,
+    dtype: &'static str,
+    values: Vec<T>,
+    to_le_bytes: fn(T) -> [u8; N],
+) -> PyResult<(&'static str, Bound<'py, PyBytes>)> {
+    let bytes = PyBytes::new_with(py, values.len() * N, |out| {
+        out.chunks_exact_mut(N).zip(values).for_each(|(o, v)| o.copy_from_slice(&to_le_bytes(v)));
         Ok(())
     })?;
-    Ok(("u32", bytes))
+    Ok((dtype, bytes))
 }
 
 /// A column of names as a list whose rows share one string object per distinct name.
-fn name_column<'py>(py: Python<'py>, names: impl IntoIterator<Item = &'py str>) -> PyResult<Bound<'py, PyList>> {
+fn name_column<'py, 'n>(py: Python<'py>, names: impl IntoIterator<Item = &'n str>) -> PyResult<Bound<'py, PyList>> {
     let mut shared: HashMap<&str, Bound<'py, PyString>> = HashMap::new();
     PyList::new(py, names.into_iter().map(|n| shared.entry(n).or_insert_with(|| PyString::new(py, n)).clone()))
 }
 
-/// The flows, links, (when recorded) rtt, (with an mmWave cell) radio and (with a WiFi BSS)
-/// wifi column dicts of a run.
-struct Frames<'py> {
-    flows: Bound<'py, PyDict>,
-    links: Bound<'py, PyDict>,
-    rtt: Option<Bound<'py, PyDict>>,
-    radio: Option<Bound<'py, PyDict>>,
-    wifi: Option<Bound<'py, PyDict>>,
-}
-
-/// Moves a run's series into Python column dicts.
-fn columns<'py>(py: Python<'py>, w: &mut World, record_rtt: bool) -> PyResult<Frames<'py>> {
-    use std::mem::take;
-    let (fs, ls, rs, radio_series, wifi_series) =
-        (take(&mut w.flow_series), take(&mut w.link_series), take(&mut w.rtt_series), take(&mut w.radio_series), take(&mut w.wifi_series));
-    let w = &*w;
-    let flows = PyDict::new(py);
-    flows.set_item("t_s", f64_column(py, fs.t_s)?)?;
-    flows.set_item("flow", u32_column(py, fs.flow)?)?;
-    for (name, col) in [
-        ("cwnd_pkts", fs.cwnd_pkts),
-        ("ssthresh_pkts", fs.ssthresh_pkts),
-        ("inflight_pkts", fs.inflight_pkts),
-        ("srtt_ms", fs.srtt_ms),
-        ("min_rtt_ms", fs.min_rtt_ms),
-        ("pacing_rate_mbps", fs.pacing_rate_mbps),
-        ("delivery_rate_mbps", fs.delivery_rate_mbps),
-        ("goodput_mbps", fs.goodput_mbps),
-        ("retransmits", fs.retransmits),
-    ] {
-        flows.set_item(name, f64_column(py, col)?)?;
-    }
-    flows.set_item("cc_state", name_column(py, fs.cc_state)?)?;
-
-    let links = PyDict::new(py);
-    links.set_item("t_s", f64_column(py, ls.t_s)?)?;
-    links.set_item("link", name_column(py, ls.link.iter().map(|&i| w.net.links[i as usize].name.as_str()))?)?;
-    links.set_item("backlog_pkts", f64_column(py, ls.backlog_pkts)?)?;
-    links.set_item("backlog_bytes", f64_column(py, ls.backlog_bytes)?)?;
-    links.set_item("drops", f64_column(py, ls.drops)?)?;
-    links.set_item("ce_marks", f64_column(py, ls.ce_marks)?)?;
-
-    let rtt = if record_rtt {
-        let d = PyDict::new(py);
-        d.set_item("t_s", f64_column(py, rs.t_s)?)?;
-        d.set_item("flow", u32_column(py, rs.flow)?)?;
-        d.set_item("rtt_ms", f64_column(py, rs.rtt_ms)?)?;
-        Some(d)
-    } else {
-        None
-    };
-    let (mut radio, mut wifi) = (None, None);
-    if let Some(access) = &w.net.radio {
-        let node_name = |node: u32| w.net.nodes[node as usize].name.as_str();
-        let d = PyDict::new(py);
-        match access.cell {
-            Cell::Mmwave(_) => {
-                let rs = radio_series;
-                d.set_item("t_s", f64_column(py, &rs.t_s)?)?;
-                d.set_item("ue", name_column(py, rs.ue.iter().map(|&i| node_name(access.ue_nodes[i as usize])))?)?;
-                for (name, col) in rs.f64_columns() {
-                    d.set_item(name, f64_column(py, col)?)?;
-                }
-                radio = Some(d);
-            }
-            Cell::Wifi(_) => {
-                let ws = wifi_series;
-                d.set_item("t_s", f64_column(py, &ws.t_s)?)?;
-                d.set_item("bss", name_column(py, ws.device.iter().map(|_| node_name(access.base)))?)?;
-                let device = |i: u32| if i == 0 { access.base } else { access.ue_nodes[i as usize - 1] };
-                d.set_item("station", name_column(py, ws.device.iter().map(|&i| node_name(device(i))))?)?;
-                for (name, col) in ws.f64_columns() {
-                    d.set_item(name, f64_column(py, col)?)?;
-                }
-                wifi = Some(d);
+/// Moves a run's series into Python column dicts, one per series name, built from the columns'
+/// kinds: numbers as packed buffers, labels, node and link indices as names.
+fn series_frames<'py>(py: Python<'py>, w: &mut World) -> PyResult<Bound<'py, PyDict>> {
+    let series = w.take_series();
+    let (nodes, links) = (&w.net.nodes, &w.net.links);
+    let frames = PyDict::new(py);
+    for (name, columns) in series {
+        let frame = PyDict::new(py);
+        for (column, data) in columns {
+            match data {
+                ColumnData::F64(v) => frame.set_item(column.name, packed_column(py, "f64", v, f64::to_le_bytes)?)?,
+                ColumnData::U32(v) => frame.set_item(column.name, packed_column(py, "u32", v, u32::to_le_bytes)?)?,
+                ColumnData::Text(v) => frame.set_item(column.name, name_column(py, v)?)?,
+                ColumnData::Node(v) => frame.set_item(column.name, name_column(py, v.iter().map(|&i| nodes[i as usize].name.as_str()))?)?,
+                ColumnData::Link(v) => frame.set_item(column.name, name_column(py, v.iter().map(|&i| links[i as usize].name.as_str()))?)?,
             }
         }
+        frames.set_item(name, frame)?;
     }
-    Ok(Frames { flows, links, rtt, radio, wifi })
+    Ok(frames)
 }
+
 /// Runs a scenario (JSON text). `seed` overrides the scenario's seed; `progress(fraction)`
 /// is called from time to time, during a long setup too (an exception it raises — Ctrl-C's
 /// KeyboardInterrupt among them — aborts the run).
@@ -216,12 +161,7 @@ fn run<'py>(py: Python<'py>, scenario_json: &str, seed: Option<u64>, progress: O
         let dict = PyDict::new(py);
         dict.set_item("scenario", serde_json::to_string(&out.scenario).expect("scenario serializes"))?;
         dict.set_item("summary", serde_json::to_string(&summary).expect("summary serializes"))?;
-        let frames = columns(py, &mut out.world, out.scenario.record.rtt)?;
-        dict.set_item("flows", frames.flows)?;
-        dict.set_item("links", frames.links)?;
-        dict.set_item("rtt", frames.rtt)?;
-        dict.set_item("radio", frames.radio)?;
-        dict.set_item("wifi", frames.wifi)?;
+        dict.set_item("series", series_frames(py, &mut out.world)?)?;
         Ok(dict)
     })
 }
@@ -255,8 +195,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(catalog, m)?)?;
+    m.add_function(wrap_pyfunction!(series_schema, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(run_delay_line, m)?)?;
+    m.add_function(wrap_pyfunction!(quantities::quantity, m)?)?;
     Ok(())
 }

@@ -9,7 +9,7 @@
 //! same limit before anything is built.
 
 use crate::build::Network;
-use crate::recorder::{FlowSeries, LinkSeries, RadioSeries, RttSeries, WifiSeries};
+use crate::recorder::{FlowSeries, LinkSeries, RttSeries};
 use crate::resolve::ScenarioError;
 use crate::scenario::{Scenario, Topology};
 use std::collections::HashMap;
@@ -69,11 +69,10 @@ impl Estimate {
 /// Estimates the recorded series of `scenario`, built into `net`.
 pub fn estimate(scenario: &Scenario, net: &Network) -> Estimate {
     let samples = scenario.duration.0.as_nanos() / scenario.sample_interval.0.as_nanos().max(1);
-    let (ues, devices) = net.radio_devices();
+    let cell_row_bytes = net.radio.as_ref().map_or(0, |r| r.cell.rows_per_sample() as u128 * u128::from(r.cell.series().row_bytes));
     let row_bytes = net.flows.len() as u128 * u128::from(FlowSeries::ROW_BYTES)
         + net.links.len() as u128 * u128::from(LinkSeries::ROW_BYTES)
-        + ues as u128 * u128::from(RadioSeries::ROW_BYTES)
-        + devices as u128 * u128::from(WifiSeries::ROW_BYTES);
+        + cell_row_bytes;
     let series_bytes = saturate(u128::from(samples) * row_bytes);
     let rtt_samples = if scenario.record.rtt { segments_bound(scenario, net) } else { 0 };
     Estimate { samples, series_bytes, rtt_samples, limit_bytes: scenario.record.memory_limit.0 }
@@ -84,14 +83,8 @@ pub fn check(scenario: &Scenario, net: &Network) -> Result<Estimate, ScenarioErr
     let e = estimate(scenario, net);
     let limit = format!("record.memory_limit {}", approx_bytes(e.limit_bytes));
     if e.series_bytes > e.limit_bytes {
-        let (ues, devices) = net.radio_devices();
         let mut what = vec![count(net.flows.len(), "flow"), count(net.links.len(), "link")];
-        if ues > 0 {
-            what.push(count(ues, "UE"));
-        }
-        if devices > 0 {
-            what.push(count(devices, "WiFi device"));
-        }
+        what.extend(net.radio.as_ref().map(|r| count(r.cell.rows_per_sample(), r.cell.row_noun())));
         let last = what.pop().expect("flows and links are listed");
         let what = format!("{} and {last}", what.join(", "));
         return Err(ScenarioError::new(

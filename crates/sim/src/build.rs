@@ -6,16 +6,19 @@
 //! number of nodes, links and flows, and calls a `tick` now and then so that a long setup
 //! can report progress and be stopped.
 
+use crate::cell::RecordedCell;
 use crate::mmwave::{ENB, PGW, REMOTE};
+use crate::mmwave_record::RecordedMmwave;
 use crate::resolve::ScenarioError;
 use crate::scenario::{FlowSpec, LinkSpec, PacingSpec, RtoSpec, Scenario, Ssthresh, TcpSpec, Topology};
 use crate::units::{BufferValue, EcnThresholdValue};
+use crate::wifi_record::RecordedWifi;
 use std::collections::HashMap;
 use tcplab_cc::INFINITE_SSTHRESH;
 use tcplab_core::{LinkId, NodeId, SimDuration, SimRng, SimTime};
 use tcplab_net::mmwave::cell::MmWaveCell;
 use tcplab_net::mmwave::phy::Mcs;
-use tcplab_net::radio::{RadioCell, RadioDirection, UserId};
+use tcplab_net::radio::{RadioDirection, UserId};
 use tcplab_net::wifi::bss::WifiBss;
 use tcplab_net::{CeThreshold, Direction, Node, NodeRole, QueueLimit, RoutingTable, WiredLink};
 use tcplab_tcp::{DelayedAck, EcnMode, PacingMode, RtoMode, TcpConfig, TcpReceiver, TcpSender};
@@ -58,18 +61,6 @@ pub struct Network {
     pub flows: Vec<Flow>,
 }
 
-impl Network {
-    /// The radio devices recorded each sample: (mmWave UEs, WiFi devices — the access point
-    /// and its stations).
-    pub fn radio_devices(&self) -> (usize, usize) {
-        match self.radio.as_ref().map(|r| (&r.cell, r.ue_nodes.len())) {
-            Some((Cell::Mmwave(_), ues)) => (ues, 0),
-            Some((Cell::Wifi(_), stations)) => (0, stations + 1),
-            None => (0, 0),
-        }
-    }
-}
-
 /// One hop across the radio: base → user (downlink) or user → base (uplink).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RadioHop {
@@ -77,30 +68,10 @@ pub struct RadioHop {
     pub direction: RadioDirection,
 }
 
-/// The kinds of radio cell.
-pub enum Cell {
-    Mmwave(MmWaveCell),
-    Wifi(WifiBss),
-}
-
-impl Cell {
-    pub fn radio(&self) -> &dyn RadioCell {
-        match self {
-            Cell::Mmwave(c) => c,
-            Cell::Wifi(c) => c,
-        }
-    }
-    pub fn radio_mut(&mut self) -> &mut dyn RadioCell {
-        match self {
-            Cell::Mmwave(c) => c,
-            Cell::Wifi(c) => c,
-        }
-    }
-}
-
 /// A cell and how it joins the network.
 pub struct RadioAccess {
-    pub cell: Cell,
+    /// The cell and what it records.
+    pub cell: Box<dyn RecordedCell>,
     /// The eNB or the access point.
     pub base: NodeId,
     /// Node of each UE, in UE order.
@@ -126,7 +97,7 @@ impl RadioAccess {
         }
     }
 
-    fn new(cell: Cell, base: NodeId, ue_nodes: Vec<NodeId>, first_hop: LinkId, peak_rate_bps: f64) -> RadioAccess {
+    fn new(cell: Box<dyn RecordedCell>, base: NodeId, ue_nodes: Vec<NodeId>, first_hop: LinkId, peak_rate_bps: f64) -> RadioAccess {
         let hops = (0..ue_nodes.len())
             .flat_map(|ue| [RadioHop { ue, direction: RadioDirection::Dl }, RadioHop { ue, direction: RadioDirection::Ul }])
             .collect();
@@ -333,10 +304,11 @@ pub fn build_with<E: From<ScenarioError>>(scenario: &Scenario, tick: &mut dyn Fn
         if let Some(wifi) = &d.wifi {
             let pairs = d.pairs.expect("resolved dumbbells have pairs");
             let config = wifi.clone().resolve(pairs)?;
-            let stations = (0..pairs).map(|i| b.node_id(&format!("s{i}"))).collect();
-            let bss = WifiBss::new(config, scenario.seed);
+            let stations: Vec<NodeId> = (0..pairs).map(|i| b.node_id(&format!("s{i}"))).collect();
+            let (bss, ap) = (WifiBss::new(config, scenario.seed), b.node_id("left"));
             let peak = bss.phy_rate_bps();
-            radio = Some(RadioAccess::new(Cell::Wifi(bss), b.node_id("left"), stations, b.links.len() as LinkId, peak));
+            let cell = Box::new(RecordedWifi::new(bss, ap, &stations));
+            radio = Some(RadioAccess::new(cell, ap, stations, b.links.len() as LinkId, peak));
         }
     }
     if let Topology::Mmwave(m) = &scenario.topology {
@@ -348,8 +320,9 @@ pub fn build_with<E: From<ScenarioError>>(scenario: &Scenario, tick: &mut dyn Fn
         let config = m.cell_config(SimTime::ZERO + scenario.duration.0, m.remote.mtu)?;
         let peak = config.frame.phy_rate_bps(Mcs::MAX, config.frame.data_symbols_per_subframe());
         let cell = MmWaveCell::new(config, scenario.seed).map_err(|e| ScenarioError::new("topology", e.to_string()))?;
-        let ues = m.ue_names().iter().map(|n| b.node_id(n)).collect();
-        radio = Some(RadioAccess::new(Cell::Mmwave(cell), b.node_id(ENB), ues, b.links.len() as LinkId, peak));
+        let ues: Vec<NodeId> = m.ue_names().iter().map(|n| b.node_id(n)).collect();
+        let cell = Box::new(RecordedMmwave::new(cell, ues.clone()));
+        radio = Some(RadioAccess::new(cell, b.node_id(ENB), ues, b.links.len() as LinkId, peak));
     }
     let mut edges: Vec<(NodeId, NodeId)> = b.links.iter().map(|l| (l.from, l.to)).collect();
     if let Some(r) = &radio {

@@ -3,13 +3,16 @@
 
 pub mod budget;
 pub mod build;
+pub mod cell;
 pub mod mmwave;
+pub mod mmwave_record;
 pub mod recorder;
 pub mod resolve;
 pub mod scenario;
 pub mod summary;
 pub mod units;
 pub mod wifi;
+pub mod wifi_record;
 pub mod world;
 
 pub use resolve::{resolve, resolve_json, warnings, ScenarioError};
@@ -86,6 +89,14 @@ pub fn run(scenario: Scenario, mut progress: impl FnMut(f64) -> Result<(), Strin
     let summary = summary::summarize(&world);
     summary::check_invariants(&world, &summary).map_err(RunError::Invariant)?;
     Ok(RunOutput { scenario, summary, world })
+}
+
+/// The columns of every series a run can record: {"flows": [...], "links": [...], "rtt": [...],
+/// and one entry per kind of cell}, each column {"name", "dtype", "unit", "meaning"}.
+pub fn series_schema() -> serde_json::Value {
+    use recorder::{FlowSeries, LinkSeries, RttSeries};
+    let all = [&FlowSeries::SCHEMA, &LinkSeries::SCHEMA, &RttSeries::SCHEMA].into_iter().chain(cell::CELL_SERIES);
+    serde_json::Value::Object(all.map(|s| (s.name.to_string(), s.to_json())).collect())
 }
 
 /// The JSON Schema of scenario files.

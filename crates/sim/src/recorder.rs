@@ -1,196 +1,206 @@
 //! The recorder: time series sampled at `sample_interval` into preallocated columnar vectors (one
-//! Vec per column) — flows, queues and, with an mmWave cell, the radio state of each UE, with a
-//! WiFi BSS the MAC counters of each device — per-ACK RTT samples when asked, and streaming RTT
-//! statistics per flow for the summary (a log-bucket histogram: memory does not grow with simulated
-//! time). Column names carry their units (docs/architecture.md, rules); what the series may take in
-//! memory is bounded before a run starts (`crate::budget`).
+//! Vec per column) — flows and queues here, a radio cell's own series next to its adapter
+//! (`crate::cell`) — per-ACK RTT samples when asked, and streaming RTT statistics per flow for the
+//! summary (a log-bucket histogram: memory does not grow with simulated time). Each series
+//! declares its output columns once, with their unit and meaning (`series!`): the bindings build
+//! the frames from that, docs/outputs.md lists them, and column names carry their units
+//! (docs/architecture.md, rules); what the series may take in memory is bounded before a run
+//! starts (`crate::budget`).
 
-use tcplab_net::mmwave::cell::RadioSnapshot;
+use tcplab_core::{LinkId, NodeId};
 
-/// Declares a series: one `Vec` per column, `with_capacity(rows)`, and the bytes one row
-/// takes in memory (what the memory budget counts, `crate::budget`).
+/// How a column is held and written out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ColumnKind {
+    F64,
+    U32,
+    /// A label (`&'static str`).
+    Text,
+    /// A `NodeId`, written as the node's name.
+    Node,
+    /// A `LinkId`, written as the link's name.
+    Link,
+}
+
+impl ColumnKind {
+    /// The output type: "f64", "u32" or "str" (labels and names).
+    pub fn dtype(self) -> &'static str {
+        match self {
+            ColumnKind::F64 => "f64",
+            ColumnKind::U32 => "u32",
+            ColumnKind::Text | ColumnKind::Node | ColumnKind::Link => "str",
+        }
+    }
+}
+
+/// One output column of a series.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Column {
+    pub name: &'static str,
+    /// "" for dimensionless values, indices and text.
+    pub unit: &'static str,
+    /// The lines of the field's doc comment.
+    pub doc: &'static [&'static str],
+    pub kind: ColumnKind,
+}
+
+impl Column {
+    /// The doc comment as one line.
+    pub fn meaning(&self) -> String {
+        self.doc.iter().map(|line| line.trim()).collect::<Vec<_>>().join(" ")
+    }
+
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({"name": self.name, "dtype": self.kind.dtype(), "unit": self.unit, "meaning": self.meaning()})
+    }
+}
+
+/// The values of one column, moved out of its series.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ColumnData {
+    F64(Vec<f64>),
+    U32(Vec<u32>),
+    Text(Vec<&'static str>),
+    Node(Vec<NodeId>),
+    Link(Vec<LinkId>),
+}
+
+/// A series' columns in output order, each with its values.
+pub type Columns = Vec<(&'static Column, ColumnData)>;
+
+/// What a series is, without its values: its name (the frame's, and the file's stem), its
+/// columns, and the bytes one row takes in memory (what the memory budget counts).
+#[derive(Debug)]
+pub struct SeriesSchema {
+    pub name: &'static str,
+    pub columns: &'static [Column],
+    pub row_bytes: u64,
+}
+
+impl SeriesSchema {
+    pub fn to_json(&self) -> serde_json::Value {
+        self.columns.iter().map(Column::to_json).collect()
+    }
+}
+
+/// Declares a series named `$series`: one `Vec` per column, `with_capacity(rows)`, its
+/// `SCHEMA` (every field is a column: its doc comment is the meaning, `#[column(Kind, "unit")]`
+/// its kind and unit) and `into_columns`, which hands the columns out in that order.
 macro_rules! series {
-    ($(#[$meta:meta])* pub struct $name:ident { $($(#[$field_meta:meta])* pub $field:ident: $ty:ty,)* }) => {
+    ($(#[$meta:meta])* pub struct $name:ident as $series:literal {
+        $($(#[doc = $doc:literal])+ #[column($kind:ident, $unit:literal)] pub $field:ident: $ty:ty,)*
+    }) => {
         $(#[$meta])*
         #[derive(Clone, Debug, Default)]
         pub struct $name {
-            $($(#[$field_meta])* pub $field: Vec<$ty>,)*
+            $($(#[doc = $doc])+ pub $field: Vec<$ty>,)*
         }
 
         impl $name {
             pub const ROW_BYTES: u64 = 0 $(+ std::mem::size_of::<$ty>() as u64)*;
 
+            pub const SCHEMA: $crate::recorder::SeriesSchema = $crate::recorder::SeriesSchema {
+                name: $series,
+                columns: &[$($crate::recorder::Column {
+                    name: stringify!($field),
+                    unit: $unit,
+                    doc: &[$($doc),+],
+                    kind: $crate::recorder::ColumnKind::$kind,
+                },)*],
+                row_bytes: Self::ROW_BYTES,
+            };
+
             pub fn with_capacity(rows: usize) -> Self {
                 $name { $($field: Vec::with_capacity(rows),)* }
+            }
+
+            /// The columns in output order, each with its values.
+            pub fn into_columns(self) -> $crate::recorder::Columns {
+                Self::SCHEMA.columns.iter().zip([$($crate::recorder::ColumnData::$kind(self.$field)),*]).collect()
             }
         }
     };
 }
+pub(crate) use series;
 
 series! {
     /// Per-flow time series (flows.parquet).
-    pub struct FlowSeries {
+    pub struct FlowSeries as "flows" {
+        /// Simulated time of the sample.
+        #[column(F64, "s")]
         pub t_s: f64,
+        /// The flow's index in the scenario's `flows`.
+        #[column(U32, "")]
         pub flow: u32,
+        /// Congestion window.
+        #[column(F64, "packets")]
         pub cwnd_pkts: f64,
-        /// NaN while ssthresh is infinite.
+        /// Slow-start threshold; NaN (null) while it is infinite.
+        #[column(F64, "packets")]
         pub ssthresh_pkts: f64,
+        /// Segments the sender counts in flight.
+        #[column(F64, "packets")]
         pub inflight_pkts: f64,
-        /// NaN before the first RTT sample.
+        /// Smoothed RTT; NaN (null) before the first RTT sample.
+        #[column(F64, "ms")]
         pub srtt_ms: f64,
+        /// The sender's minimum-RTT estimate; NaN (null) before the first RTT sample.
+        #[column(F64, "ms")]
         pub min_rtt_ms: f64,
-        /// NaN while no pacing rate is set.
+        /// The sender's pacing rate; NaN (null) while no pacing rate is set.
+        #[column(F64, "Mbit/s")]
         pub pacing_rate_mbps: f64,
-        /// NaN before the first valid delivery-rate sample.
+        /// The latest delivery-rate sample; NaN (null) before the first valid one.
+        #[column(F64, "Mbit/s")]
         pub delivery_rate_mbps: f64,
-        /// In-order bytes delivered to the receiving application during the interval.
+        /// Rate of the in-order bytes delivered to the receiving application during the interval.
+        #[column(F64, "Mbit/s")]
         pub goodput_mbps: f64,
         /// Retransmitted segments during the interval.
+        #[column(F64, "segments")]
         pub retransmits: f64,
+        /// The algorithm's mode (BBR's `PROBE_BW`, Vegas' `hold`, SIAD's `fast_increase`), else
+        /// the sender's `slow_start`, `cong_avoid`, `recovery`, `cwr` or `loss`.
+        #[column(Text, "")]
         pub cc_state: &'static str,
     }
 }
 
 series! {
     /// Per-queue time series (links.parquet).
-    pub struct LinkSeries {
+    pub struct LinkSeries as "links" {
+        /// Simulated time of the sample.
+        #[column(F64, "s")]
         pub t_s: f64,
-        /// Index into the run's link names.
-        pub link: u32,
+        /// The link direction, by its name `from->to`.
+        #[column(Link, "")]
+        pub link: LinkId,
+        /// Packets waiting in the queue (the one being transmitted not counted).
+        #[column(F64, "packets")]
         pub backlog_pkts: f64,
+        /// Bytes waiting in the queue.
+        #[column(F64, "bytes")]
         pub backlog_bytes: f64,
         /// Queue drops during the interval.
+        #[column(F64, "packets")]
         pub drops: f64,
         /// Packets the queue CE-marked during the interval.
+        #[column(F64, "packets")]
         pub ce_marks: f64,
     }
 }
 
 series! {
-    /// Per-UE radio time series of an mmWave cell (radio.parquet). The unprefixed columns are
-    /// the downlink (the column set), `ul_` the uplink; drops and HARQ retransmissions
-    /// count during the interval.
-    pub struct RadioSeries {
-        pub t_s: f64,
-        /// UE index (radio.parquet has the UE names).
-        pub ue: u32,
-        /// Wideband SINR of the latest channel sample, dB.
-        pub sinr_db: f64,
-        /// 1 in line of sight, 0 blocked.
-        pub los: f64,
-        /// The CQI the scheduler uses and the MCS it gives (NaN: CQI 0, downlink stalled).
-        pub cqi: f64,
-        pub mcs: f64,
-        /// PHY rate of all data symbols at that MCS.
-        pub capacity_mbps: f64,
-        pub rlc_backlog_bytes: f64,
-        pub rlc_drops: f64,
-        pub harq_retx: f64,
-        pub ul_mcs: f64,
-        pub ul_capacity_mbps: f64,
-        pub ul_rlc_backlog_bytes: f64,
-        pub ul_rlc_drops: f64,
-        pub ul_harq_retx: f64,
-    }
-}
-
-impl RadioSeries {
-    /// Appends one row; `counters` are the cumulative [DL drops, DL HARQ retx, UL drops,
-    /// UL HARQ retx] now and `before` at the previous sample.
-    pub fn push(&mut self, t_s: f64, ue: u32, snap: &RadioSnapshot, counters: [u64; 4], before: [u64; 4]) {
-        let nan_if_none = |v: Option<u8>| v.map_or(f64::NAN, f64::from);
-        let delta = |k: usize| (counters[k] - before[k]) as f64;
-        self.t_s.push(t_s);
-        self.ue.push(ue);
-        self.sinr_db.push(snap.sinr_db);
-        self.los.push(if snap.los { 1.0 } else { 0.0 });
-        self.cqi.push(f64::from(snap.cqi));
-        self.mcs.push(nan_if_none(snap.mcs));
-        self.capacity_mbps.push(snap.capacity_mbps);
-        self.rlc_backlog_bytes.push(snap.rlc_backlog_bytes as f64);
-        self.rlc_drops.push(delta(0));
-        self.harq_retx.push(delta(1));
-        self.ul_mcs.push(nan_if_none(snap.ul_mcs));
-        self.ul_capacity_mbps.push(snap.ul_capacity_mbps);
-        self.ul_rlc_backlog_bytes.push(snap.ul_rlc_backlog_bytes as f64);
-        self.ul_rlc_drops.push(delta(2));
-        self.ul_harq_retx.push(delta(3));
-    }
-
-    /// (name, column) of every f64 column, in output order.
-    pub fn f64_columns(&self) -> [(&'static str, &[f64]); 13] {
-        [
-            ("sinr_db", &self.sinr_db),
-            ("los", &self.los),
-            ("cqi", &self.cqi),
-            ("mcs", &self.mcs),
-            ("capacity_mbps", &self.capacity_mbps),
-            ("rlc_backlog_bytes", &self.rlc_backlog_bytes),
-            ("rlc_drops", &self.rlc_drops),
-            ("harq_retx", &self.harq_retx),
-            ("ul_mcs", &self.ul_mcs),
-            ("ul_capacity_mbps", &self.ul_capacity_mbps),
-            ("ul_rlc_backlog_bytes", &self.ul_rlc_backlog_bytes),
-            ("ul_rlc_drops", &self.ul_rlc_drops),
-            ("ul_harq_retx", &self.ul_harq_retx),
-        ]
-    }
-}
-
-series! {
-    /// Per-device series of a WiFi BSS (wifi.parquet): the access point (device 0) and each
-    /// station; counts are during the interval, `airtime_busy` is the fraction of the interval
-    /// the medium was busy (the same on every row of a BSS).
-    pub struct WifiSeries {
-        pub t_s: f64,
-        /// 0 for the access point, i + 1 for station i (wifi.parquet has the node names).
-        pub device: u32,
-        pub phy_rate_mbps: f64,
-        /// PPDUs this device sent that collided.
-        pub collisions: f64,
-        /// MPDU retransmissions this device sent.
-        pub retries: f64,
-        /// Packets this device dropped (retry limit, queue lifetime, full queue).
-        pub mac_drops: f64,
-        /// MPDUs addressed to this device lost to bit errors.
-        pub phy_drops: f64,
-        pub airtime_busy: f64,
-    }
-}
-
-impl WifiSeries {
-    /// Appends one row; `counters` are the device's cumulative [collisions, retries,
-    /// MAC drops, PHY drops] now and `before` at the previous sample.
-    pub fn push(&mut self, t_s: f64, device: u32, phy_rate_mbps: f64, counters: [u64; 4], before: [u64; 4], airtime_busy: f64) {
-        let delta = |k: usize| (counters[k] - before[k]) as f64;
-        self.t_s.push(t_s);
-        self.device.push(device);
-        self.phy_rate_mbps.push(phy_rate_mbps);
-        self.collisions.push(delta(0));
-        self.retries.push(delta(1));
-        self.mac_drops.push(delta(2));
-        self.phy_drops.push(delta(3));
-        self.airtime_busy.push(airtime_busy);
-    }
-
-    /// (name, column) of every f64 column, in output order.
-    pub fn f64_columns(&self) -> [(&'static str, &[f64]); 6] {
-        [
-            ("phy_rate_mbps", &self.phy_rate_mbps),
-            ("collisions", &self.collisions),
-            ("retries", &self.retries),
-            ("mac_drops", &self.mac_drops),
-            ("phy_drops", &self.phy_drops),
-            ("airtime_busy", &self.airtime_busy),
-        ]
-    }
-}
-
-series! {
     /// Per-ACK RTT samples (rtt.parquet).
-    pub struct RttSeries {
+    pub struct RttSeries as "rtt" {
+        /// Simulated time the ACK arrived.
+        #[column(F64, "s")]
         pub t_s: f64,
+        /// The flow's index in the scenario's `flows`.
+        #[column(U32, "")]
         pub flow: u32,
+        /// The RTT sample the ACK gave.
+        #[column(F64, "ms")]
         pub rtt_ms: f64,
     }
 }
@@ -325,6 +335,44 @@ mod tests {
         assert_eq!(taken, cap);
         assert_eq!((s.t_s.len(), s.flow.len(), s.rtt_ms.len()), (cap, cap, cap));
         assert!(s.t_s.capacity() <= cap && s.rtt_ms.capacity() <= cap);
+    }
+
+    #[test]
+    fn columns_are_handed_out_in_schema_order_as_their_kind() {
+        let mut s = LinkSeries::with_capacity(2);
+        s.t_s.extend([0.5, 1.0]);
+        s.link.extend([3, 4]);
+        for col in [&mut s.backlog_pkts, &mut s.backlog_bytes, &mut s.drops, &mut s.ce_marks] {
+            col.extend([1.0, 2.0]);
+        }
+        let columns = s.into_columns();
+        let names: Vec<&str> = columns.iter().map(|(c, _)| c.name).collect();
+        assert_eq!(names, ["t_s", "link", "backlog_pkts", "backlog_bytes", "drops", "ce_marks"]);
+        for (column, data) in &columns {
+            let kind = match data {
+                ColumnData::F64(_) => ColumnKind::F64,
+                ColumnData::U32(_) => ColumnKind::U32,
+                ColumnData::Text(_) => ColumnKind::Text,
+                ColumnData::Node(_) => ColumnKind::Node,
+                ColumnData::Link(_) => ColumnKind::Link,
+            };
+            assert_eq!(kind, column.kind, "{}", column.name);
+        }
+        assert_eq!((&columns[0].1, &columns[1].1), (&ColumnData::F64(vec![0.5, 1.0]), &ColumnData::Link(vec![3, 4])));
+    }
+
+    #[test]
+    fn a_column_means_its_doc_comment_on_one_line() {
+        let cc_state = FlowSeries::SCHEMA.columns.last().unwrap();
+        assert_eq!(cc_state.doc.len(), 2);
+        assert!(cc_state.meaning().starts_with("The algorithm's mode (BBR's `PROBE_BW`"));
+        assert!(cc_state.meaning().contains("`fast_increase`), else the sender's") && !cc_state.meaning().contains("  "));
+        let json = FlowSeries::SCHEMA.columns[5].to_json();
+        assert_eq!(
+            json,
+            serde_json::json!({"name": "srtt_ms", "dtype": "f64", "unit": "ms", "meaning": "Smoothed RTT; NaN (null) before the first RTT sample."})
+        );
+        assert_eq!(LinkSeries::SCHEMA.columns[1].kind.dtype(), "str");
     }
 
     #[test]

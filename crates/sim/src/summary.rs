@@ -2,10 +2,9 @@
 //! that keep results trustworthy"): packet conservation, acked ≤ sent, no NaN or negative
 //! value where a number is required.
 
-use crate::build::Cell;
 use crate::world::World;
 use serde::Serialize;
-use tcplab_core::NodeId;
+use std::collections::BTreeMap;
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct FlowSummary {
@@ -32,21 +31,6 @@ pub struct FlowSummary {
     /// Writes of a fixed-rate application discarded because the send buffer was full.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub app_discarded_writes: Option<u64>,
-}
-
-/// The radio of one UE over the run (mmWave topologies).
-#[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct RadioSummary {
-    pub ue: String,
-    /// Means over the samples of the radio series.
-    pub sinr_mean_db: Option<f64>,
-    pub los_fraction: f64,
-    pub capacity_mean_mbps: f64,
-    /// IP packets tail-dropped by RLC, and HARQ retransmissions, per direction.
-    pub rlc_drops: u64,
-    pub harq_retx: u64,
-    pub ul_rlc_drops: u64,
-    pub ul_harq_retx: u64,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -77,44 +61,14 @@ pub struct RunInfo {
     pub backend: String,
 }
 
-/// A WiFi BSS over the run (a dumbbell with `topology.wifi`).
-#[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct WifiSummary {
-    /// The access point's node.
-    pub bss: String,
-    pub mcs: u32,
-    pub phy_rate_mbps: f64,
-    pub snr_db: f64,
-    /// Fraction of the run the medium was busy.
-    pub airtime_busy: f64,
-    /// MPDUs addressed to the AP lost at its PHY (bit errors and collisions) over all MPDUs
-    /// sent to it: the study's drop ratio at the AP.
-    pub ap_drop_ratio: f64,
-    /// The AP first, then each station.
-    pub devices: Vec<WifiDeviceSummary>,
-}
-
-/// One device of a BSS: what it sent and what reached it.
-#[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct WifiDeviceSummary {
-    pub device: String,
-    pub ppdus: u64,
-    pub collisions: u64,
-    pub retries: u64,
-    pub mac_drops: u64,
-    pub rx_ok_mpdus: u64,
-    pub rx_error_mpdus: u64,
-    pub rx_collision_mpdus: u64,
-}
-
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Summary {
     pub flows: Vec<FlowSummary>,
     pub links: Vec<LinkSummary>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub radio: Vec<RadioSummary>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub wifi: Option<WifiSummary>,
+    /// The cell's section (`crate::cell::RecordedCell::summary`) under its series' name:
+    /// "radio" (per UE) or "wifi" (the BSS).
+    #[serde(flatten)]
+    pub cells: BTreeMap<&'static str, serde_json::Value>,
     /// Jain's fairness index of the flows' goodputs.
     pub fairness_jain: f64,
     pub run: RunInfo,
@@ -133,9 +87,9 @@ pub fn jain_index(xs: &[f64]) -> f64 {
 
 /// Per id `0..n`, the mean of the `values` whose `ids` row is that id and that `keep`
 /// accepts (None without any): one pass over the rows, whatever the number of ids.
-fn means_by_id(ids: &[u32], values: &[f64], n: usize, keep: impl Fn(f64) -> bool) -> Vec<Option<f64>> {
+pub(crate) fn means_by_id(ids: impl IntoIterator<Item = u32>, values: &[f64], n: usize, keep: impl Fn(f64) -> bool) -> Vec<Option<f64>> {
     let mut sums = vec![(0u64, 0.0); n];
-    for (&id, &v) in ids.iter().zip(values) {
+    for (id, &v) in ids.into_iter().zip(values) {
         if keep(v) {
             let (count, sum) = &mut sums[id as usize];
             (*count, *sum) = (*count + 1, *sum + v);
@@ -179,7 +133,7 @@ pub fn summarize(w: &World) -> Summary {
         })
         .collect();
     let run_ns = end.as_nanos().max(1) as f64;
-    let backlog_means = means_by_id(&w.link_series.link, &w.link_series.backlog_pkts, w.net.links.len(), |_| true);
+    let backlog_means = means_by_id(w.link_series.link.iter().copied(), &w.link_series.backlog_pkts, w.net.links.len(), |_| true);
     let links = w
         .net
         .links
@@ -200,8 +154,7 @@ pub fn summarize(w: &World) -> Summary {
         fairness_jain: jain_index(&goodputs),
         flows,
         links,
-        radio: radio_summaries(w),
-        wifi: wifi_summary(w, end.as_secs_f64()),
+        cells: w.net.radio.iter().map(|r| (r.cell.series().name, r.cell.summary(&w.net.nodes, end))).collect(),
         run: RunInfo {
             seed: w.scenario.seed,
             sim_seconds: end.as_secs_f64(),
@@ -212,66 +165,6 @@ pub fn summarize(w: &World) -> Summary {
             backend: "sim".into(),
         },
     }
-}
-
-fn radio_summaries(w: &World) -> Vec<RadioSummary> {
-    let Some((radio, Cell::Mmwave(cell))) = w.net.radio.as_ref().map(|r| (r, &r.cell)) else { return Vec::new() };
-    let rs = &w.radio_series;
-    let ues = radio.ue_nodes.len();
-    let sinr_means = means_by_id(&rs.ue, &rs.sinr_db, ues, f64::is_finite);
-    let los_means = means_by_id(&rs.ue, &rs.los, ues, |_| true);
-    let capacity_means = means_by_id(&rs.ue, &rs.capacity_mbps, ues, |_| true);
-    radio
-        .ue_nodes
-        .iter()
-        .enumerate()
-        .map(|(ue, &node)| {
-            let snap = cell.snapshot(ue);
-            RadioSummary {
-                ue: w.net.nodes[node as usize].name.clone(),
-                sinr_mean_db: sinr_means[ue],
-                los_fraction: los_means[ue].unwrap_or(0.0),
-                capacity_mean_mbps: capacity_means[ue].unwrap_or(0.0),
-                rlc_drops: snap.rlc_drops,
-                harq_retx: snap.harq_retx,
-                ul_rlc_drops: snap.ul_rlc_drops,
-                ul_harq_retx: snap.ul_harq_retx,
-            }
-        })
-        .collect()
-}
-
-fn wifi_summary(w: &World, sim_seconds: f64) -> Option<WifiSummary> {
-    let (radio, Cell::Wifi(bss)) = w.net.radio.as_ref().map(|r| (r, &r.cell))? else { return None };
-    let name = |node: NodeId| w.net.nodes[node as usize].name.clone();
-    let devices: Vec<WifiDeviceSummary> = std::iter::once(radio.base)
-        .chain(radio.ue_nodes.iter().copied())
-        .enumerate()
-        .map(|(device, node)| {
-            let st = bss.stats(device.checked_sub(1));
-            WifiDeviceSummary {
-                device: name(node),
-                ppdus: st.ppdus,
-                collisions: st.collisions,
-                retries: st.retries,
-                mac_drops: st.mac_drops,
-                rx_ok_mpdus: st.rx_ok_mpdus,
-                rx_error_mpdus: st.rx_error_mpdus,
-                rx_collision_mpdus: st.rx_collision_mpdus,
-            }
-        })
-        .collect();
-    let ap = &devices[0];
-    let received = ap.rx_ok_mpdus + ap.rx_error_mpdus + ap.rx_collision_mpdus;
-    Some(WifiSummary {
-        bss: name(radio.base),
-        mcs: bss.data_mcs().index,
-        phy_rate_mbps: bss.phy_rate_bps() / 1e6,
-        snr_db: bss.config().snr_db(),
-        airtime_busy: if sim_seconds > 0.0 { (bss.busy_time().as_secs_f64() / sim_seconds).min(1.0) } else { 0.0 },
-        ap_drop_ratio: if received > 0 { (ap.rx_error_mpdus + ap.rx_collision_mpdus) as f64 / received as f64 } else { 0.0 },
-        devices,
-    })
 }
 
 /// Checks the end-of-run invariants; an error describes the first one broken.

@@ -7,15 +7,14 @@
 //! outcome while it has work, none while it is idle; packets enter it when routing picks a
 //! radio hop and leave it as deliveries handed on in time order.
 
-use crate::build::Cell;
 use crate::build::{build_with, Flow, Network};
-use crate::recorder::{FlowSeries, LinkSeries, RadioSeries, RttSeries, RttStats, WifiSeries};
+use crate::recorder::{Columns, FlowSeries, LinkSeries, RttSeries, RttStats};
 use crate::resolve::ScenarioError;
 use crate::scenario::Scenario;
 use std::collections::VecDeque;
 use tcplab_core::{FlowId, LinkId, NodeId, Packet, PacketKind, Scheduler, SimDuration, SimTime};
 use tcplab_net::link::Offer;
-use tcplab_net::mmwave::cell::RadioDelivery;
+use tcplab_net::radio::RadioDelivery;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Event {
@@ -80,12 +79,6 @@ pub struct World {
     link_baseline: Vec<(u64, u64)>,
     /// Largest queue backlog seen per link direction, packets.
     pub backlog_max: Vec<u32>,
-    pub radio_series: RadioSeries,
-    pub wifi_series: WifiSeries,
-    /// Per user (mmWave: RLC drops and HARQ retransmissions, DL and UL) or per WiFi device
-    /// (the `WifiSeries` counters), at the previous sample; and the BSS's busy time then.
-    radio_baseline: Vec<[u64; 4]>,
-    busy_baseline: SimDuration,
     /// The pending `RadioWake` instant.
     radio_wake: Option<SimTime>,
     /// Radio deliveries not yet handed on, and whether they are being handed on (a delivery
@@ -99,7 +92,7 @@ impl World {
     /// Builds the world (calling `tick` now and then, see `build_with`) once the memory
     /// budget allows its recorded series, and preallocates them.
     pub fn new<E: From<ScenarioError>>(scenario: Scenario, tick: &mut dyn FnMut() -> Result<(), E>) -> Result<World, E> {
-        let net = build_with(&scenario, tick)?;
+        let mut net = build_with(&scenario, tick)?;
         let budget = crate::budget::check(&scenario, &net)?;
         let end = SimTime::ZERO + scenario.duration.0;
         let sample_interval = scenario.sample_interval.0;
@@ -114,14 +107,12 @@ impl World {
         sched.schedule(SimTime::ZERO + sample_interval, Event::Sample);
         let flows = net.flows.len();
         let links = net.links.len();
-        let (mmwave_ues, wifi_devices) = net.radio_devices();
+        if let Some(radio) = net.radio.as_mut() {
+            radio.cell.reserve(samples);
+        }
         Ok(World {
             flow_series: FlowSeries::with_capacity(samples * flows),
             link_series: LinkSeries::with_capacity(samples * links),
-            radio_series: RadioSeries::with_capacity(samples * mmwave_ues),
-            wifi_series: WifiSeries::with_capacity(samples * wifi_devices),
-            radio_baseline: vec![[0; 4]; mmwave_ues.max(wifi_devices)],
-            busy_baseline: SimDuration::ZERO,
             radio_wake: None,
             radio_out: Vec::new(),
             radio_ready: VecDeque::new(),
@@ -442,30 +433,26 @@ impl World {
     fn sample_radio(&mut self, now: SimTime) {
         self.radio_advance(now);
         self.radio_hand_on(now);
-        let Some(radio) = self.net.radio.as_ref() else { return };
-        match &radio.cell {
-            Cell::Mmwave(cell) => {
-                for ue in 0..radio.ue_nodes.len() {
-                    let snap = cell.snapshot(ue);
-                    let counters = [snap.rlc_drops, snap.harq_retx, snap.ul_rlc_drops, snap.ul_harq_retx];
-                    self.radio_series.push(now.as_secs_f64(), ue as u32, &snap, counters, self.radio_baseline[ue]);
-                    self.radio_baseline[ue] = counters;
-                }
-            }
-            Cell::Wifi(bss) => {
-                let busy = bss.busy_time();
-                let interval = self.sample_interval.as_secs_f64();
-                let airtime = ((busy - self.busy_baseline).as_secs_f64() / interval).min(1.0);
-                self.busy_baseline = busy;
-                let phy_rate = bss.phy_rate_bps() / 1e6;
-                for device in 0..=radio.ue_nodes.len() {
-                    let st = bss.stats(device.checked_sub(1));
-                    let counters = [st.collisions, st.retries, st.mac_drops, st.rx_error_mpdus];
-                    self.wifi_series.push(now.as_secs_f64(), device as u32, phy_rate, counters, self.radio_baseline[device], airtime);
-                    self.radio_baseline[device] = counters;
-                }
-            }
+        if let Some(radio) = self.net.radio.as_mut() {
+            radio.cell.sample(now, self.sample_interval);
         }
+    }
+
+    /// Hands every recorded series out, named (leaving them empty): flows, links, the per-ACK
+    /// RTT samples when recorded, and the cell's series.
+    pub fn take_series(&mut self) -> Vec<(&'static str, Columns)> {
+        use std::mem::take;
+        let mut series = vec![
+            (FlowSeries::SCHEMA.name, take(&mut self.flow_series).into_columns()),
+            (LinkSeries::SCHEMA.name, take(&mut self.link_series).into_columns()),
+        ];
+        if self.record_rtt {
+            series.push((RttSeries::SCHEMA.name, take(&mut self.rtt_series).into_columns()));
+        }
+        if let Some(radio) = self.net.radio.as_mut() {
+            series.push((radio.cell.series().name, radio.cell.take_columns()));
+        }
+        series
     }
 }
 

@@ -3,7 +3,7 @@
 //! cell's keys.
 
 mod common;
-use common::{run_ok, scenario};
+use common::{cell_series, run_ok, scenario};
 use tcplab_sim::resolve;
 
 /// Study (a) (docs/models.md, profiles): eNB (0, 0, 30), one building x∈[40, 45] y∈[−4, 4],
@@ -55,23 +55,23 @@ fn blockage_cuts_capacity_and_sinr_and_rlc_absorbs_it() {
     // CUBIC over study (a) until 11 s: line of sight until 5 s, blocked until 10 s.
     let s =
         scenario(&study_a(r#"cc = "cubic""#, "mss = 1400\nack_every = 1\nsnd_buf = \"6553600B\"\nrcv_buf = \"6553600B\"", "11s", "7MB"));
-    let out = run_ok(s);
-    let r = &out.world.radio_series;
-    let phase = |from: f64, to: f64, col: &[f64]| {
-        let xs: Vec<f64> = r.t_s.iter().zip(col).filter(|(t, _)| (from..to).contains(*t)).map(|(_, v)| *v).collect();
+    let mut out = run_ok(s);
+    let r = cell_series(&mut out);
+    let phase = |from: f64, to: f64, col: &str| {
+        let xs: Vec<f64> = r["t_s"].iter().zip(&r[col]).filter(|(t, _)| (from..to).contains(*t)).map(|(_, v)| *v).collect();
         xs.iter().sum::<f64>() / xs.len() as f64
     };
-    assert_eq!(phase(1.0, 4.99, &r.los), 1.0);
-    assert_eq!(phase(5.01, 9.99, &r.los), 0.0);
-    assert_eq!(phase(10.01, 11.0, &r.los), 1.0);
+    assert_eq!(phase(1.0, 4.99, "los"), 1.0);
+    assert_eq!(phase(5.01, 9.99, "los"), 0.0);
+    assert_eq!(phase(10.01, 11.0, "los"), 1.0);
     // docs/validation.md, mmWave capacity: LOS SNR ≈ 39.6 dB (±2.5 dB beamforming draws), NLOS ≈ 36
     // dB lower once the obstacle trace has settled (≈ 40 ms after the blockage).
-    let (los_sinr, nlos_sinr) = (phase(1.0, 4.99, &r.sinr_db), phase(5.1, 9.99, &r.sinr_db));
+    let (los_sinr, nlos_sinr) = (phase(1.0, 4.99, "sinr_db"), phase(5.1, 9.99, "sinr_db"));
     assert!((36.0..43.0).contains(&los_sinr), "LOS SINR {los_sinr} dB");
     assert!((30.0..42.0).contains(&(los_sinr - nlos_sinr)), "NLOS drop {} dB", los_sinr - nlos_sinr);
     // MCS 28 in LOS (3.1 Gb/s PHY), a QPSK/16-QAM MCS behind the building (docs/validation.md,
     // mmWave capacity: 0.34–0.68 Gb/s).
-    let (los_cap, nlos_cap) = (phase(1.0, 4.99, &r.capacity_mbps), phase(5.1, 9.99, &r.capacity_mbps));
+    let (los_cap, nlos_cap) = (phase(1.0, 4.99, "capacity_mbps"), phase(5.1, 9.99, "capacity_mbps"));
     assert!(los_cap > 3000.0, "LOS capacity {los_cap} Mb/s");
     assert!((150.0..1000.0).contains(&nlos_cap), "NLOS capacity {nlos_cap} Mb/s");
     let fs = &out.world.flow_series;
@@ -92,7 +92,7 @@ fn blockage_cuts_capacity_and_sinr_and_rlc_absorbs_it() {
     };
     assert!(srtt(2.0, 4.99) < 40.0 && srtt(6.0, 9.99) > 60.0, "SRTT LOS {} ms, NLOS {} ms", srtt(2.0, 4.99), srtt(6.0, 9.99));
     // 7 MB of RLC buffer holds the whole window: the radio drops nothing.
-    assert_eq!(out.summary.radio[0].rlc_drops, 0);
+    assert_eq!(out.summary.cells["radio"][0]["rlc_drops"], 0);
 }
 
 #[test]
@@ -122,28 +122,27 @@ dst = "remote"
 app = { rate = "200Mbps", packet_size = "900B" }
 "#,
     );
-    let out = run_ok(s);
+    let mut out = run_ok(s);
     let f = &out.summary.flows[0];
     assert_eq!(f.app_discarded_writes, Some(0));
     assert!((195.0..=200.5).contains(&f.goodput_mbps), "uplink goodput {} Mb/s", f.goodput_mbps);
-    let radio = &out.summary.radio[0];
-    assert_eq!(radio.los_fraction, 1.0);
-    assert_eq!(radio.rlc_drops, 0);
-    let r = &out.world.radio_series;
-    let late = |col: &[f64]| r.t_s.iter().zip(col).filter(|(t, _)| **t > 0.5).map(|(_, v)| *v).fold(0.0, f64::max);
-    assert_eq!(late(&r.ul_rlc_drops), 0.0);
-    assert!(late(&r.ul_rlc_backlog_bytes) < 100_000.0);
+    let radio = &out.summary.cells["radio"][0];
+    assert_eq!(radio["los_fraction"], 1.0);
+    assert_eq!(radio["rlc_drops"], 0);
+    let r = cell_series(&mut out);
+    let late = |col: &str| r["t_s"].iter().zip(&r[col]).filter(|(t, _)| **t > 0.5).map(|(_, v)| *v).fold(0.0, f64::max);
+    assert_eq!(late("ul_rlc_drops"), 0.0);
+    assert!(late("ul_rlc_backlog_bytes") < 100_000.0);
 }
 
 #[test]
 fn the_same_seed_gives_the_same_run() {
     let text = study_a(r#"cc = "bbr""#, "mss = 10000\nack_every = 1", "5.5s", "4MB");
-    let a = run_ok(scenario(&text));
-    let b = run_ok(scenario(&text));
+    let (mut a, mut b) = (run_ok(scenario(&text)), run_ok(scenario(&text)));
     assert_eq!(a.summary.flows, b.summary.flows);
     // Bit for bit (the SINR is NaN before the cell's first channel sample).
-    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-    assert_eq!(bits(&a.world.radio_series.sinr_db), bits(&b.world.radio_series.sinr_db));
+    let bits = |out: &mut tcplab_sim::RunOutput| cell_series(out)["sinr_db"].iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&mut a), bits(&mut b));
 }
 
 /// The error for the study-(a) scenario with `replace.0` replaced by `replace.1` in its text.

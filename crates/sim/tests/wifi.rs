@@ -3,7 +3,7 @@
 //! the AP drop ratio, determinism, and the bad-input errors of `topology.wifi`.
 
 mod common;
-use common::{run_ok, scenario};
+use common::{cell_series, run_ok, scenario};
 use tcplab_sim::{resolve, RunOutput};
 
 /// N CUBIC (or `cc`) uploads from WiFi stations through a `bottleneck` to wired receivers.
@@ -27,6 +27,11 @@ wifi = {wifi}
 
 const STUDY_BOTTLENECK: &str = r#"{ rate = "30Mbps", delay = "10ms", buffer = "100pkt" }"#;
 
+/// A number of the summary.
+fn number(v: &serde_json::Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
 fn total_goodput(out: &RunOutput) -> f64 {
     out.summary.flows.iter().map(|f| f.goodput_mbps).sum()
 }
@@ -41,10 +46,11 @@ fn w12_a_fast_wifi_6_cell_leaves_the_30_mbps_link_the_bottleneck() {
         let out = run_ok(scenario(&text));
         let goodput = total_goodput(&out);
         assert!((goodput / 28.96 - 1.0).abs() <= 0.03, "{pairs} stations: {goodput:.2} Mb/s");
-        let wifi = out.summary.wifi.as_ref().expect("a BSS");
-        assert_eq!((wifi.mcs, wifi.devices.len()), (2, pairs as usize + 1));
-        assert!((wifi.snr_db - 7.95).abs() < 0.01);
-        assert!(wifi.airtime_busy > 0.2 && wifi.airtime_busy < 0.9, "airtime {}", wifi.airtime_busy);
+        let wifi = &out.summary.cells["wifi"];
+        assert_eq!((wifi["mcs"].as_u64(), wifi["devices"].as_array().map(Vec::len)), (Some(2), Some(pairs as usize + 1)));
+        assert!((number(&wifi["snr_db"]) - 7.95).abs() < 0.01);
+        let airtime = number(&wifi["airtime_busy"]);
+        assert!(airtime > 0.2 && airtime < 0.9, "airtime {airtime}");
     }
 }
 
@@ -60,8 +66,8 @@ fn w13_wifi_4_at_minus_80_dbm_carries_mcs_4_but_not_mcs_5() {
     assert!((27.0..=30.0).contains(&goodput), "HtMcs4: {goodput:.2} Mb/s");
     let mcs5 = run(5);
     assert!(total_goodput(&mcs5) < 0.1, "HtMcs5: {} Mb/s", total_goodput(&mcs5));
-    let wifi = mcs5.summary.wifi.as_ref().unwrap();
-    assert!(wifi.ap_drop_ratio > 0.99 && wifi.devices[1].mac_drops > 0, "{wifi:?}");
+    let wifi = &mcs5.summary.cells["wifi"];
+    assert!(number(&wifi["ap_drop_ratio"]) > 0.99 && number(&wifi["devices"][1]["mac_drops"]) > 0.0, "{wifi}");
 }
 
 #[test]
@@ -73,22 +79,24 @@ fn w8_a_fast_wifi_4_uplink_carries_over_50_mbps_of_tcp() {
     let goodput = total_goodput(&out);
     assert!((50.0..60.0).contains(&goodput), "{goodput:.2} Mb/s");
     // TCP ACKs ride the AP's own channel access: the AP sends about one PPDU per data PPDU.
-    let wifi = out.summary.wifi.as_ref().unwrap();
-    let (ap, sta) = (&wifi.devices[0], &wifi.devices[1]);
-    assert!(ap.ppdus as f64 > 0.5 * sta.ppdus as f64 && ap.ppdus <= sta.ppdus + 10, "AP {} vs station {} PPDUs", ap.ppdus, sta.ppdus);
+    let devices = &out.summary.cells["wifi"]["devices"];
+    let (ap, sta) = (number(&devices[0]["ppdus"]), number(&devices[1]["ppdus"]));
+    assert!(ap > 0.5 * sta && ap <= sta + 10.0, "AP {ap} vs station {sta} PPDUs");
 }
 
 #[test]
 fn four_stations_collide_and_the_series_counts_it() {
     let text = wifi_dumbbell(4, "cubic", STUDY_BOTTLENECK, r#"{ standard = "802.11n", band = "5GHz", mcs = 4 }"#, "10s");
-    let out = run_ok(scenario(&text));
-    let ws = &out.world.wifi_series;
-    assert_eq!(ws.t_s.len(), 5 * 1000, "AP + 4 stations per 10 ms sample");
-    let collisions: f64 = ws.collisions.iter().sum();
-    let wifi = out.summary.wifi.as_ref().unwrap();
-    assert_eq!(collisions as u64, wifi.devices.iter().map(|d| d.collisions).sum::<u64>());
-    assert!(wifi.ap_drop_ratio > 0.01, "collisions make the AP lose MPDUs: {}", wifi.ap_drop_ratio);
-    assert!(ws.airtime_busy.iter().all(|a| (0.0..=1.0).contains(a)));
+    let mut out = run_ok(scenario(&text));
+    let ws = cell_series(&mut out);
+    assert_eq!(ws["t_s"].len(), 5 * 1000, "AP + 4 stations per 10 ms sample");
+    let collisions: f64 = ws["collisions"].iter().sum();
+    let wifi = &out.summary.cells["wifi"];
+    let devices = wifi["devices"].as_array().expect("a list of devices");
+    assert_eq!(collisions, devices.iter().map(|d| number(&d["collisions"])).sum::<f64>());
+    let ap_drop_ratio = number(&wifi["ap_drop_ratio"]);
+    assert!(ap_drop_ratio > 0.01, "collisions make the AP lose MPDUs: {ap_drop_ratio}");
+    assert!(ws["airtime_busy"].iter().all(|a| (0.0..=1.0).contains(a)));
 }
 
 #[test]
@@ -96,7 +104,7 @@ fn the_same_seed_gives_the_same_run() {
     let text = wifi_dumbbell(2, "bbr", STUDY_BOTTLENECK, r#"{ standard = "802.11n", band = "5GHz", mcs = 4 }"#, "3s");
     let (a, b) = (run_ok(scenario(&text)), run_ok(scenario(&text)));
     assert_eq!(a.summary.flows, b.summary.flows);
-    assert_eq!(a.summary.wifi, b.summary.wifi);
+    assert_eq!(a.summary.cells, b.summary.cells);
 }
 
 #[test]

@@ -38,8 +38,10 @@ import polars as pl
 
 from .. import _core
 from .._core import ScenarioError
+from ..metrics import jain_index
 from ..result import Result
 from ..scenario import prepare, validate
+from ..series import frame_schema
 from . import leftovers
 from . import plan as emu_plan
 from .tcpinfo import INFINITE_SSTHRESH, NO_PACING, TcpInfo
@@ -421,7 +423,7 @@ def _result(document: dict[str, Any], plan: emu_plan.EmuPlan, raw: dict[str, Any
     summary = {
         "flows": flow_summaries,
         "links": link_summaries,
-        "fairness_jain": _jain([f["goodput_mbps"] for f in flow_summaries]),
+        "fairness_jain": jain_index([f["goodput_mbps"] for f in flow_summaries]),
         "run": {
             "seed": document.get("seed", 1),
             "sim_seconds": plan.duration_s,
@@ -436,35 +438,8 @@ def _result(document: dict[str, Any], plan: emu_plan.EmuPlan, raw: dict[str, Any
     return Result(
         scenario=document,
         summary=summary,
-        flows=pl.DataFrame(
-            flow_rows,
-            schema={
-                "t_s": pl.Float64,
-                "flow": pl.UInt32,
-                "cwnd_pkts": pl.Float64,
-                "ssthresh_pkts": pl.Float64,
-                "inflight_pkts": pl.Float64,
-                "srtt_ms": pl.Float64,
-                "min_rtt_ms": pl.Float64,
-                "pacing_rate_mbps": pl.Float64,
-                "delivery_rate_mbps": pl.Float64,
-                "goodput_mbps": pl.Float64,
-                "retransmits": pl.Float64,
-                "cc_state": pl.String,
-                **dict.fromkeys(BBR_COLUMNS, pl.Float64),
-            },
-        ),
-        links=pl.DataFrame(
-            link_rows,
-            schema={
-                "t_s": pl.Float64,
-                "link": pl.String,
-                "backlog_pkts": pl.Float64,
-                "backlog_bytes": pl.Float64,
-                "drops": pl.Float64,
-                "ce_marks": pl.Float64,
-            },
-        ),
+        flows=pl.DataFrame(flow_rows, schema={**frame_schema("flows"), **dict.fromkeys(BBR_COLUMNS, pl.Float64)}),
+        links=pl.DataFrame(link_rows, schema=frame_schema("links")),
         rtt=None,
     )
 
@@ -601,9 +576,3 @@ def _settings_not_in_effect(plan: emu_plan.EmuPlan, negotiated: dict[int, dict[s
 def _serialization_ms(plan: emu_plan.EmuPlan) -> float:
     """Time to put one full packet and one ACK on the bottleneck, which every RTT includes."""
     return (plan.mtu + 66) * 8 / plan.bottleneck_rate_bps * 1e3
-
-
-def _jain(values: list[float]) -> float:
-    total = sum(values)
-    squares = sum(v * v for v in values)
-    return total * total / (len(values) * squares) if squares else 1.0

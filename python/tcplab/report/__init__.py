@@ -12,6 +12,7 @@ A `--quick` study says so in its title and on every figure.
 
 from __future__ import annotations
 
+import functools
 import html
 import itertools
 import json
@@ -24,7 +25,9 @@ from typing import Any
 import polars as pl
 
 from .. import _core
+from ..emu.settings import KERNEL_CC_NAMES
 from ..emu.study import emulated_cases
+from ..metrics import metrics
 from ..result import Result
 from ..sweep.campaign import study_campaign
 from ..sweep.store import aggregate
@@ -123,18 +126,17 @@ def _kernel_section(
         for backend, run in (("simulator (seed 1)", run_for_case(_case_params(spec, case))), ("kernel", result)):
             if run is None:
                 continue
-            flows, link = run.summary["flows"], next(link for link in run.summary["links"] if link["id"] == "left->right")
+            link = next(link for link in run.summary["links"] if link["id"] == "left->right")
             validity = run.summary["run"].get("validity")
             valid = "–" if validity is None else ("yes" if validity["valid"] else "no: " + "; ".join(validity["reasons"]))
-            rtts = [f["rtt_mean_ms"] for f in flows if f["rtt_mean_ms"] is not None]
-            p95s = [f["rtt_p95_ms"] for f in flows if f["rtt_p95_ms"] is not None]
+            headline = metrics(run.summary)
             cells = [
                 case,
                 backend,
-                sum(f["goodput_mbps"] for f in flows),
-                sum(rtts) / len(rtts) if rtts else None,
-                max(p95s) if p95s else None,
-                sum(f["retransmits"] for f in flows),
+                headline["goodput_mbps"],
+                headline["rtt_mean_ms"],
+                headline["rtt_p95_ms"],
+                int(headline["retransmits"]),
                 link["backlog_mean_pkts"],
                 valid,
             ]
@@ -151,26 +153,16 @@ def _slug(text: str) -> str:
     return "".join(c if c.isalnum() else "-" for c in text.lower()).strip("-")[:60]
 
 
-ALGORITHMS = {
-    "newreno",
-    "reno",
-    "cubic",
-    "bbr",
-    "bbr3",
-    "vegas",
-    "dctcp",
-    "siad",
-    "yeah",
-    "hybla",
-    "westwood",
-    "scalable",
-    "highspeed",
-    "illinois",
-    "htcp",
-    "bic",
-    "ledbat",
-}
 DASHES = ("solid", "dash", "dot", "dashdot")
+
+
+@functools.cache
+def _algorithm_names() -> dict[str, str]:
+    """The algorithm a trace name may mention -> the catalog's name of it: the catalog's
+    algorithms, and the kernel's names of those it calls differently (`reno`, which scenarios
+    and studies also accept for `newreno`)."""
+    names = {algorithm["name"]: algorithm["name"] for algorithm in json.loads(_core.catalog())["algorithms"]}
+    return names | {kernel: name for name, kernel in KERNEL_CC_NAMES.items()}
 
 
 def _styles(traces: list[Trace]) -> list[tuple[str, int]]:
@@ -178,11 +170,12 @@ def _styles(traces: list[Trace]) -> list[tuple[str, int]]:
     as in every other figure), dashes telling apart traces of one colour."""
     from ..plots.figures import algorithm_colour
 
+    names = _algorithm_names()
     styles, used = [], {}
     for position, trace in enumerate(traces):
         words = set(trace.name.replace("(", " ").replace(")", " ").split())
-        algorithm = next(iter(sorted(words & ALGORITHMS)), None)
-        colour = algorithm_colour(algorithm) if algorithm else CASE_COLOURS[position % len(CASE_COLOURS)]
+        algorithm = next(iter(sorted(words & names.keys())), None)
+        colour = algorithm_colour(names[algorithm]) if algorithm else CASE_COLOURS[position % len(CASE_COLOURS)]
         styles.append((colour, used.get(colour, 0)))
         used[colour] = used.get(colour, 0) + 1
     return styles

@@ -1,7 +1,7 @@
-"""`tcplab compare DIR1 DIR2 ...`: runs side by side — a table of flow 0 and the bottleneck of
-each run, and the goodput, RTT and congestion window of every run's flows overlaid in one
-self-contained page (compare.html) and figures, e.g. the simulator against the kernel
-(`tcplab emulate`), two algorithms, two buffer sizes."""
+"""`tcplab compare DIR1 DIR2 ...`: runs side by side — a table of each run's headline metrics
+(`tables.format_comparison`), and the goodput, RTT and congestion window of every run's flows
+overlaid in one self-contained page (compare.html) and figures, e.g. the simulator against the
+kernel (`tcplab emulate`), two algorithms, two buffer sizes."""
 
 from __future__ import annotations
 

@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from ..metrics import FLOW_METRICS, METRICS, metrics
 from ..result import remove_stale_leftovers
-from ..units import rate_bps
 
 if TYPE_CHECKING:
     from .campaign import Run
@@ -39,20 +39,6 @@ INDEX = "index.parquet"
 INDEX_COLUMNS = ("run_id", "seed", "status", "error")
 TABLE_COLUMNS = ("runs",)
 AGGREGATES = ("mean", "ci95")
-METRICS = (
-    "goodput_mbps",
-    "rtt_mean_ms",
-    "rtt_p95_ms",
-    "retransmits",
-    "fairness_jain",
-    "bottleneck_utilization",
-    "bottleneck_drops",
-    "goodput_pct_of_bottleneck",
-    "wifi_ap_drop_ratio",
-    "wifi_collisions",
-    "wifi_airtime_busy",
-)
-FLOW_METRICS = ("goodput_mbps", "rtt_mean_ms")  # per flow, as flow<id>_<metric>
 _METRIC = re.compile(rf"(?:{'|'.join(METRICS)}|flow\d+_(?:{'|'.join(FLOW_METRICS)}))(?:_(?:{'|'.join(AGGREGATES)}))?")
 # Student's t, two-sided 95 %, by degrees of freedom 1..30; beyond, the normal 1.96.
 _T95 = [
@@ -160,36 +146,6 @@ class Store:
 def _cell(value: Any) -> Any:
     """Axis values as index cells: scalars as they are, tables and lists as JSON text."""
     return value if isinstance(value, (str, int, float, bool)) else json.dumps(value, sort_keys=True)
-
-
-def metrics(summary: dict[str, Any], scenario: dict[str, Any] | None = None) -> dict[str, float | None]:
-    """The summary metrics of one run the index keeps (no wall-clock values); with the
-    scenario of a dumbbell, also the goodput as a percentage of the bottleneck's rate."""
-    flows = summary["flows"]
-    rtts = [f["rtt_mean_ms"] for f in flows if f.get("rtt_mean_ms") is not None]
-    p95s = [f["rtt_p95_ms"] for f in flows if f.get("rtt_p95_ms") is not None]
-    busiest = max(summary["links"], key=lambda link: link["utilization"], default=None)
-    values: dict[str, float | None] = {
-        "goodput_mbps": sum(f["goodput_mbps"] for f in flows),
-        "rtt_mean_ms": sum(rtts) / len(rtts) if rtts else None,
-        "rtt_p95_ms": max(p95s) if p95s else None,
-        "retransmits": float(sum(f["retransmits"] for f in flows)),
-        "fairness_jain": summary["fairness_jain"],
-        "bottleneck_utilization": busiest["utilization"] if busiest else None,
-        "bottleneck_drops": float(busiest["drops"]) if busiest else None,
-    }
-    topology = (scenario or {}).get("topology", {})
-    if topology.get("kind") == "dumbbell":
-        values["goodput_pct_of_bottleneck"] = 100 * values["goodput_mbps"] * 1e6 / rate_bps(topology["bottleneck"]["rate"])
-    wifi = summary.get("wifi")
-    if wifi is not None:
-        values["wifi_ap_drop_ratio"] = wifi["ap_drop_ratio"]
-        values["wifi_collisions"] = float(sum(d["collisions"] for d in wifi["devices"]))
-        values["wifi_airtime_busy"] = wifi["airtime_busy"]
-    for f in flows:
-        values[f"flow{f['id']}_goodput_mbps"] = f["goodput_mbps"]
-        values[f"flow{f['id']}_rtt_mean_ms"] = f.get("rtt_mean_ms")
-    return values
 
 
 def aggregate(index: pl.DataFrame, group_by: list[str]) -> pl.DataFrame:

@@ -1,0 +1,71 @@
+"""A run's headline metrics from its summary.json: what a campaign's index keeps per run,
+what `tcplab compare` puts side by side and what a study report's kernel section shows, the
+same numbers for the simulator's runs and the emulation's (docs/campaigns.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .units import rate_bps
+
+# The keys of `metrics`, besides the per-flow ones, flow<id>_<one of FLOW_METRICS>.
+METRICS = (
+    "goodput_mbps",
+    "rtt_mean_ms",
+    "rtt_p95_ms",
+    "retransmits",
+    "fairness_jain",
+    "bottleneck_utilization",
+    "bottleneck_drops",
+    "goodput_pct_of_bottleneck",
+    "wifi_ap_drop_ratio",
+    "wifi_collisions",
+    "wifi_airtime_busy",
+)
+FLOW_METRICS = ("goodput_mbps", "rtt_mean_ms")
+
+
+def jain_index(values: Sequence[float]) -> float:
+    """Jain's fairness index (sum x)^2 / (n * sum x^2), 1 when every value is zero (or there
+    are none), as the simulator's summary computes it (crates/sim/src/summary.rs)."""
+    total, squares = sum(values), sum(v * v for v in values)
+    return total * total / (len(values) * squares) if squares else 1.0
+
+
+def busiest_link(summary: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The summary's link with the highest utilization (the first of equals; None without links)."""
+    return max(summary["links"], key=lambda link: link["utilization"], default=None)
+
+
+def metrics(summary: Mapping[str, Any], scenario: Mapping[str, Any] | None = None) -> dict[str, float | None]:
+    """The headline metrics of one run (no wall-clock values): the flows' total goodput, the
+    mean of their mean RTTs, the largest p95 RTT, all retransmits, Jain's index, the busiest
+    link's utilization and drops, WiFi's AP drop ratio, collisions and busy airtime, and each
+    flow's goodput and mean RTT as flow<id>_<metric>; with the scenario of a dumbbell, also
+    the goodput as a percentage of the bottleneck's rate."""
+    flows = summary["flows"]
+    rtts = [f["rtt_mean_ms"] for f in flows if f.get("rtt_mean_ms") is not None]
+    p95s = [f["rtt_p95_ms"] for f in flows if f.get("rtt_p95_ms") is not None]
+    busiest = busiest_link(summary)
+    values: dict[str, float | None] = {
+        "goodput_mbps": sum(f["goodput_mbps"] for f in flows),
+        "rtt_mean_ms": sum(rtts) / len(rtts) if rtts else None,
+        "rtt_p95_ms": max(p95s) if p95s else None,
+        "retransmits": float(sum(f["retransmits"] for f in flows)),
+        "fairness_jain": summary["fairness_jain"],
+        "bottleneck_utilization": busiest["utilization"] if busiest else None,
+        "bottleneck_drops": float(busiest["drops"]) if busiest else None,
+    }
+    topology = (scenario or {}).get("topology", {})
+    if topology.get("kind") == "dumbbell":
+        values["goodput_pct_of_bottleneck"] = 100 * values["goodput_mbps"] * 1e6 / rate_bps(topology["bottleneck"]["rate"])
+    wifi = summary.get("wifi")
+    if wifi is not None:
+        values["wifi_ap_drop_ratio"] = wifi["ap_drop_ratio"]
+        values["wifi_collisions"] = float(sum(d["collisions"] for d in wifi["devices"]))
+        values["wifi_airtime_busy"] = wifi["airtime_busy"]
+    for f in flows:
+        values[f"flow{f['id']}_goodput_mbps"] = f["goodput_mbps"]
+        values[f"flow{f['id']}_rtt_mean_ms"] = f.get("rtt_mean_ms")
+    return values
