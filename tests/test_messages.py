@@ -155,6 +155,33 @@ def test_library_users_get_a_scenario_warning_once(monkeypatch: pytest.MonkeyPat
     assert not [w for w in again if issubclass(w.category, ScenarioWarning)], "reported twice"
 
 
+def test_a_run_checks_its_scenario_once_and_still_warns_and_refuses(monkeypatch: pytest.MonkeyPatch) -> None:
+    """tcplab.run leaves every check to the core's run, which builds the network once: no
+    separate validation pass (that built it a second time) — yet the same warnings and errors."""
+
+    def no_second_pass(_: str) -> None:
+        raise AssertionError("tcplab.run validated the scenario before running it")
+
+    monkeypatch.setattr(tcplab._core, "validate", no_second_pass)
+    monkeypatch.setattr(scenario, "_REPORTED", set())
+    unusual = {"topology.bottleneck.delay": "3s", "duration": "5s", "sample_interval": "1s"}
+    with pytest.warns(ScenarioWarning, match=r"^topology\.bottleneck\.delay: 3s one way: the run \(5s\) ends before"):
+        tcplab.run("rtt-lens", overrides=unusual)
+    unconnected = {
+        "topology": {
+            "kind": "explicit",
+            "nodes": [{"name": n} for n in "abcd"],
+            "links": [
+                {"a": "a", "b": "b", "rate": "1Mbps", "delay": "1ms"},
+                {"a": "c", "b": "d", "rate": "1Mbps", "delay": "1ms"},
+            ],
+        },
+        "flows": [{"cc": "cubic", "src": "a", "dst": "d"}],
+    }
+    with pytest.raises(tcplab.ScenarioError, match=r"^flows\.0\.dst: .*cannot be reached"):
+        tcplab.run({"duration": "1s", **unconnected})
+
+
 def test_a_warning_prints_as_one_line() -> None:
     code = "import warnings, tcplab.scenario as s; warnings.warn('k: unusual', s.ScenarioWarning)"
     process = subprocess.run([REPOSITORY / ".venv" / "bin" / "python", "-c", code], capture_output=True, text=True, timeout=60)

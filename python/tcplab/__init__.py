@@ -22,7 +22,7 @@ from typing import Any
 from . import _core
 from ._core import ScenarioError
 from .result import Result
-from .scenario import ScenarioSource, ScenarioWarning, check_seed, prepare, resolve, to_json, validate
+from .scenario import ScenarioSource, ScenarioWarning, check_seed, prepare, resolve, to_json, warn_unusual
 
 __version__: str = _core.version()
 __all__ = ["Result", "ScenarioError", "ScenarioSource", "ScenarioWarning", "__version__", "load", "resolve", "run"]
@@ -54,8 +54,10 @@ def run(
     failure; warns (ScenarioWarning) about settings that are allowed but unusual.
     """
     check_seed(seed)
-    document = validate(prepare(scenario, overrides, **settings))
-    result = Result.from_core(_core.run(to_json(document), seed, progress or _let_python_run))
+    # The core checks the scenario as it builds the run: the network is built once.
+    raw = _core.run(to_json(prepare(scenario, overrides, **settings)), seed, progress or _let_python_run)
+    warn_unusual(raw["warnings"], stacklevel=3)
+    result = Result.from_core(raw)
     if output is not None:
         result.save(output, overwrite=overwrite, plots=plots)
     return result

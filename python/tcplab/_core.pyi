@@ -14,6 +14,7 @@ class RunOutput(TypedDict):
     # "flows", "links", "rtt" (only when the scenario sets record.rtt) and the cell's series
     # ("radio" with an mmWave cell, "wifi" with a WiFi BSS); columns as series_schema() lists them
     series: dict[str, Columns]
+    warnings: list[str]  # as validate() gives them
 
 class ScenarioError(ValueError):
     """A bad scenario; the one-line message starts with the dotted key path."""
@@ -32,7 +33,8 @@ def series_schema() -> str:
 
 def validate(scenario_json: str) -> tuple[str, list[str]]:
     """The resolved scenario (every default filled in) as JSON text, and one line per setting
-    that is allowed but unusual ("key.path: what is unusual")."""
+    that is allowed but unusual ("key.path: what is unusual"). Builds the network once to check
+    what only it can tell; `run` makes the same checks itself."""
 
 def run(scenario_json: str, seed: int | None, progress: Callable[[float], None] | None) -> RunOutput: ...
 def run_delay_line(tun: str, routes: list[tuple[str, int, int]], max_queued_bytes: int) -> str:

@@ -123,11 +123,17 @@ def validate(document: Mapping[str, Any]) -> dict[str, Any]:
     """Validates a document with the Rust core and returns it resolved (see `resolved_document`);
     each setting the core finds unusual is reported as a `ScenarioWarning`."""
     scenario_json, unusual = _core.validate(to_json(document))
-    for message in unusual:
-        if message not in _REPORTED:
-            warnings.warn(message, ScenarioWarning, stacklevel=2)
-            _REPORTED.add(message)
+    warn_unusual(unusual, stacklevel=3)
     return resolved_document(scenario_json)
+
+
+def warn_unusual(messages: list[str], stacklevel: int = 2) -> None:
+    """Reports each setting the core finds unusual as a `ScenarioWarning`, once per process
+    (`stacklevel` as for `warnings.warn` called here)."""
+    for message in messages:
+        if message not in _REPORTED:
+            warnings.warn(message, ScenarioWarning, stacklevel=stacklevel)
+            _REPORTED.add(message)
 
 
 def resolved_document(scenario_json: str) -> dict[str, Any]:

@@ -56,7 +56,7 @@ fn catalog() -> PyResult<String> {
 #[pyfunction]
 fn validate(scenario_json: &str) -> PyResult<(String, Vec<String>)> {
     guarded("validate", || {
-        let s = resolve_json(scenario_json).map_err(scenario_err)?;
+        let s = tcplab_sim::validate_json(scenario_json).map_err(scenario_err)?;
         Ok((serde_json::to_string(&s).expect("scenario serializes"), tcplab_sim::warnings(&s)))
     })
 }
@@ -117,10 +117,12 @@ fn series_frames<'py>(py: Python<'py>, w: &mut World) -> PyResult<Bound<'py, PyD
 #[pyo3(signature = (scenario_json, seed=None, progress=None))]
 fn run<'py>(py: Python<'py>, scenario_json: &str, seed: Option<u64>, progress: Option<Py<PyAny>>) -> PyResult<Bound<'py, PyDict>> {
     guarded("run", || {
+        // Building the world makes the checks that need the network (`tcplab_sim::validate`).
         let mut scenario = resolve_json(scenario_json).map_err(scenario_err)?;
         if let Some(seed) = seed {
             scenario.seed = seed;
         }
+        let warnings = tcplab_sim::warnings(&scenario);
         let name = scenario.name.clone();
         let started = Instant::now();
         let mut callback_error: Option<PyErr> = None;
@@ -162,6 +164,7 @@ fn run<'py>(py: Python<'py>, scenario_json: &str, seed: Option<u64>, progress: O
         dict.set_item("scenario", serde_json::to_string(&out.scenario).expect("scenario serializes"))?;
         dict.set_item("summary", serde_json::to_string(&summary).expect("summary serializes"))?;
         dict.set_item("series", series_frames(py, &mut out.world)?)?;
+        dict.set_item("warnings", warnings)?;
         Ok(dict)
     })
 }

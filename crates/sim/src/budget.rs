@@ -3,22 +3,18 @@
 //! per flow, link direction and radio device every `sample_interval` — are preallocated for
 //! the whole run; the per-ACK RTT samples of `record.rtt` grow with the traffic, at most one
 //! per data segment, so they are bounded by the segments the flows' bottlenecks can carry.
-//! A scenario over its `record.memory_limit` ([`DEFAULT_LIMIT_BYTES`] unless set) is rejected in one line saying what it would need and
+//! A scenario over its `record.memory_limit` ([`DEFAULT_LIMIT_BYTES`](crate::scenario::DEFAULT_LIMIT_BYTES) unless set) is rejected in one line saying what it would need and
 //! which key to change; during the run the RTT samples are held to what the limit leaves.
 //! The one key that multiplies the network itself, a dumbbell's `pairs`, is held to the
 //! same limit before anything is built.
 
 use crate::build::Network;
+use crate::error::ScenarioError;
 use crate::recorder::{FlowSeries, LinkSeries, RttSeries};
-use crate::resolve::ScenarioError;
 use crate::scenario::{Scenario, Topology};
 use std::collections::HashMap;
 use tcplab_core::packet::HEADER_BYTES;
 use tcplab_core::{LinkId, SimTime};
-
-/// What a run's recorded series may take in memory unless `record.memory_limit` says
-/// otherwise (writing the run directory from them needs about as much again).
-pub const DEFAULT_LIMIT_BYTES: u64 = 512 << 20;
 
 /// Memory of one dumbbell pair once built (its hosts, two links, their queues, models and
 /// counters), about: a 400 000-pair dumbbell peaks at 1.7 GB.
@@ -207,7 +203,7 @@ mod tests {
             "flows": [{"cc": "cubic"}]
         });
         edit(&mut v);
-        resolve(v)
+        crate::validate(v)
     }
 
     #[test]
@@ -307,7 +303,7 @@ mod tests {
         assert_eq!(approx_bytes(0), "0 B");
         assert_eq!(approx_bytes(1023), "1023 B");
         assert_eq!(approx_bytes(1536), "1.5 KiB");
-        assert_eq!(approx_bytes(DEFAULT_LIMIT_BYTES), "512 MiB");
+        assert_eq!(approx_bytes(crate::scenario::DEFAULT_LIMIT_BYTES), "512 MiB");
         assert_eq!(approx_bytes(48 << 30), "48 GiB");
         assert_eq!(approx_bytes(u64::MAX), "16 EiB");
     }

@@ -7,11 +7,12 @@
 //! can report progress and be stopped.
 
 use crate::cell::RecordedCell;
+use crate::error::ScenarioError;
+use crate::link_spec::{queue_limit, LinkSpec};
 use crate::mmwave::{ENB, PGW, REMOTE};
 use crate::mmwave_record::RecordedMmwave;
-use crate::resolve::ScenarioError;
-use crate::scenario::{FlowSpec, LinkSpec, PacingSpec, RtoSpec, Scenario, Ssthresh, TcpSpec, Topology};
-use crate::units::{BufferValue, EcnThresholdValue};
+use crate::scenario::{dumbbell_node_names, FlowSpec, PacingSpec, RtoSpec, Scenario, Ssthresh, TcpSpec, Topology};
+use crate::units::EcnThresholdValue;
 use crate::wifi_record::RecordedWifi;
 use std::collections::HashMap;
 use tcplab_cc::INFINITE_SSTHRESH;
@@ -20,17 +21,8 @@ use tcplab_net::mmwave::cell::MmWaveCell;
 use tcplab_net::mmwave::phy::Mcs;
 use tcplab_net::radio::{RadioDirection, UserId};
 use tcplab_net::wifi::bss::WifiBss;
-use tcplab_net::{CeThreshold, Direction, Node, NodeRole, QueueLimit, RoutingTable, WiredLink};
+use tcplab_net::{CeThreshold, Direction, Node, NodeRole, RoutingTable, WiredLink};
 use tcplab_tcp::{DelayedAck, EcnMode, PacingMode, RtoMode, TcpConfig, TcpReceiver, TcpSender};
-
-/// Node names of a dumbbell with `pairs` pairs, with whether each is a host.
-pub fn dumbbell_node_names(pairs: u32) -> Vec<(String, bool)> {
-    let mut names: Vec<(String, bool)> = (0..pairs).map(|i| (format!("s{i}"), true)).collect();
-    names.extend((0..pairs).map(|i| (format!("r{i}"), true)));
-    names.push(("left".into(), false));
-    names.push(("right".into(), false));
-    names
-}
 
 /// One TCP connection in the world.
 pub struct Flow {
@@ -138,14 +130,6 @@ impl RateApp {
     pub fn next_write_bytes(&self) -> u64 {
         let made = self.writes * self.packet_size;
         self.total_bytes.map_or(self.packet_size, |t| self.packet_size.min(t.saturating_sub(made)))
-    }
-}
-
-/// A link buffer as the limit of its queues.
-pub(crate) fn queue_limit(buffer: BufferValue) -> QueueLimit {
-    match buffer {
-        BufferValue::Packets(n) => QueueLimit::Packets(n),
-        BufferValue::Bytes(b) => QueueLimit::Bytes(b),
     }
 }
 

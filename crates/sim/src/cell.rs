@@ -3,15 +3,12 @@
 //! section of summary.json. Each kind implements `RecordedCell` next to its adapter
 //! (`crate::mmwave_record`, `crate::wifi_record`), so the world, the recorder, the summary, the
 //! budget and the bindings never name a cell kind. Adding a kind: its adapter, its record file,
-//! one line in `build` and one in `CELL_SERIES`.
+//! one line in `build` and one in `crate::CELL_SERIES`.
 
 use crate::recorder::{Columns, SeriesSchema};
 use tcplab_core::{SimDuration, SimTime};
 use tcplab_net::radio::RadioCell;
 use tcplab_net::Node;
-
-/// The series of every kind of cell, for `crate::series_schema` (one line per kind).
-pub const CELL_SERIES: [&SeriesSchema; 2] = [&crate::mmwave_record::RadioSeries::SCHEMA, &crate::wifi_record::WifiSeries::SCHEMA];
 
 /// A radio cell with what it records (see the module header).
 pub trait RecordedCell: Send {

@@ -4,6 +4,8 @@
 pub mod budget;
 pub mod build;
 pub mod cell;
+pub mod error;
+pub mod link_spec;
 pub mod mmwave;
 pub mod mmwave_record;
 pub mod recorder;
@@ -15,7 +17,8 @@ pub mod wifi;
 pub mod wifi_record;
 pub mod world;
 
-pub use resolve::{resolve, resolve_json, warnings, ScenarioError};
+pub use error::ScenarioError;
+pub use resolve::{resolve, resolve_json, warnings};
 pub use scenario::Scenario;
 pub use summary::Summary;
 pub use world::World;
@@ -57,6 +60,21 @@ const EVENTS_PER_PROGRESS: u64 = 1 << 20;
 /// During setup, progress (at 0) is reported after this many links, routing tables and flows.
 const SETUP_STEPS_PER_REPORT: u64 = 1024;
 
+/// Checks a scenario completely: `resolve` (every key, every default filled in), then what only
+/// the built network can tell — a flow between hosts that are not connected, the memory its
+/// recorded series would need. The network is built once, here; `run` does not call this, as
+/// building its world makes the same checks.
+pub fn validate(value: serde_json::Value) -> Result<Scenario, ScenarioError> {
+    let scenario = resolve(value)?;
+    budget::check(&scenario, &build::build(&scenario)?)?;
+    Ok(scenario)
+}
+
+/// `validate` of a scenario given as JSON text.
+pub fn validate_json(text: &str) -> Result<Scenario, ScenarioError> {
+    validate(resolve::parse_json(text)?)
+}
+
 /// Runs a resolved scenario. `progress(fraction)` is called as the run advances (with 0 now
 /// and then during a long setup); an `Err` from it aborts the run.
 pub fn run(scenario: Scenario, mut progress: impl FnMut(f64) -> Result<(), String>) -> Result<RunOutput, RunError> {
@@ -95,9 +113,12 @@ pub fn run(scenario: Scenario, mut progress: impl FnMut(f64) -> Result<(), Strin
 /// and one entry per kind of cell}, each column {"name", "dtype", "unit", "meaning"}.
 pub fn series_schema() -> serde_json::Value {
     use recorder::{FlowSeries, LinkSeries, RttSeries};
-    let all = [&FlowSeries::SCHEMA, &LinkSeries::SCHEMA, &RttSeries::SCHEMA].into_iter().chain(cell::CELL_SERIES);
+    let all = [&FlowSeries::SCHEMA, &LinkSeries::SCHEMA, &RttSeries::SCHEMA].into_iter().chain(CELL_SERIES);
     serde_json::Value::Object(all.map(|s| (s.name.to_string(), s.to_json())).collect())
 }
+
+/// The series of every kind of radio cell (one line per kind, `cell::RecordedCell`).
+pub const CELL_SERIES: [&recorder::SeriesSchema; 2] = [&mmwave_record::RadioSeries::SCHEMA, &wifi_record::WifiSeries::SCHEMA];
 
 /// The JSON Schema of scenario files.
 pub fn schema() -> serde_json::Value {

@@ -9,8 +9,8 @@
 //! 10 Gb/s they change nothing the studies measure). A segment larger than the SGi MTU is
 //! fragmented by the remote host (MmWavePointToPointEpcHelper): the cell splits it into IP fragments of that MTU.
 
-use crate::resolve::ScenarioError;
-use crate::scenario::LinkSpec;
+use crate::error::ScenarioError;
+use crate::link_spec::LinkSpec;
 use crate::units::{DurationValue, FrequencyValue, SizeValue};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -3,8 +3,7 @@
 //! its drop and HARQ counters (summary.json `radio`).
 
 use crate::cell::RecordedCell;
-use crate::recorder::{series, Columns, SeriesSchema};
-use crate::summary::means_by_id;
+use crate::recorder::{means_by_id, series, Columns, SeriesSchema};
 use serde::Serialize;
 use tcplab_core::{NodeId, SimDuration, SimTime};
 use tcplab_net::mmwave::cell::{MmWaveCell, RadioSnapshot};

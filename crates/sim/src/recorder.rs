@@ -290,6 +290,19 @@ impl RttStats {
     }
 }
 
+/// Per id `0..n`, the mean of the `values` whose `ids` row is that id and that `keep`
+/// accepts (None without any): one pass over the rows, whatever the number of ids.
+pub(crate) fn means_by_id(ids: impl IntoIterator<Item = u32>, values: &[f64], n: usize, keep: impl Fn(f64) -> bool) -> Vec<Option<f64>> {
+    let mut sums = vec![(0u64, 0.0); n];
+    for (id, &v) in ids.into_iter().zip(values) {
+        if keep(v) {
+            let (count, sum) = &mut sums[id as usize];
+            (*count, *sum) = (*count + 1, *sum + v);
+        }
+    }
+    sums.into_iter().map(|(count, sum)| (count > 0).then(|| sum / count as f64)).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

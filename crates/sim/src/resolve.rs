@@ -4,12 +4,13 @@
 //! Sections are parsed one by one so that the path survives serde's tagged and untagged
 //! enums, and each flow's `tcp` table is merged over the scenario's before it is parsed.
 
-use crate::scenario::{FlowSpec, LinkSpec, Scenario, TcpSpec, Topology};
+use crate::error::ScenarioError;
+use crate::link_spec::{queue_limit, LinkSpec};
+use crate::scenario::{dumbbell_node_names, FlowSpec, Scenario, TcpSpec, Topology};
 use crate::units::{BufferValue, DurationValue, EcnThresholdValue, RateValue, SizeValue};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
-use std::fmt;
 use tcplab_cc::config::humanize_serde_message;
 use tcplab_cc::CcConfig;
 use tcplab_core::packet::HEADER_BYTES;
@@ -36,32 +37,6 @@ const MIN_USUAL_RTO: SimDuration = SimDuration::from_millis(1);
 /// by more than 1 %.
 const MIN_PACKET_TIME_NS: u64 = 10;
 const USUAL_MIN_PACKET_TIME_NS: u64 = 100;
-
-/// A scenario the simulator cannot run, with the key path of the culprit.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ScenarioError {
-    /// Dotted key path (`flows.0.cc`), empty for the whole document.
-    pub path: String,
-    pub message: String,
-}
-
-impl ScenarioError {
-    pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
-        ScenarioError { path: path.into(), message: message.into() }
-    }
-}
-
-impl fmt::Display for ScenarioError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.path.is_empty() {
-            write!(f, "{}", self.message)
-        } else {
-            write!(f, "{}: {}", self.path, self.message)
-        }
-    }
-}
-
-impl std::error::Error for ScenarioError {}
 
 fn join(prefix: &str, rest: &str) -> String {
     match (prefix.is_empty(), rest.is_empty()) {
@@ -100,11 +75,17 @@ fn take(map: &mut Map<String, Value>, key: &str) -> Option<Value> {
 
 /// Parses and checks a scenario given as JSON text.
 pub fn resolve_json(text: &str) -> Result<Scenario, ScenarioError> {
-    let value: Value = serde_json::from_str(text).map_err(|e| ScenarioError::new("", format!("not valid JSON: {e}")))?;
-    resolve(value)
+    resolve(parse_json(text)?)
 }
 
-/// Parses and checks a scenario given as a JSON value; fills every default.
+/// A scenario document from JSON text.
+pub fn parse_json(text: &str) -> Result<Value, ScenarioError> {
+    serde_json::from_str(text).map_err(|e| ScenarioError::new("", format!("not valid JSON: {e}")))
+}
+
+/// Parses and checks a scenario given as a JSON value, every key on its own; fills every
+/// default. What only the built network can tell is checked where it is built
+/// (`crate::validate`, `World::new`).
 pub fn resolve(value: Value) -> Result<Scenario, ScenarioError> {
     let Value::Object(mut top) = value else {
         return Err(ScenarioError::new("", "a scenario must be a table of keys"));
@@ -133,8 +114,6 @@ pub fn resolve(value: Value) -> Result<Scenario, ScenarioError> {
     scenario.flows = flows;
     crate::budget::check_network(&scenario)?;
     check(&mut scenario)?;
-    // What only the built graph can tell (a flow between unconnected hosts, the memory the run would need).
-    crate::budget::check(&scenario, &crate::build::build(&scenario)?)?;
     Ok(scenario)
 }
 
@@ -229,7 +208,7 @@ fn check(s: &mut Scenario) -> Result<(), ScenarioError> {
                 f.src.get_or_insert_with(|| format!("s{i}"));
                 f.dst.get_or_insert_with(|| format!("r{i}"));
             }
-            crate::build::dumbbell_node_names(pairs)
+            dumbbell_node_names(pairs)
         }
         Topology::Explicit(e) => {
             let mut seen = HashSet::new();
@@ -372,7 +351,7 @@ fn check_buffer(buffer: BufferValue, mtu: u32, path: String) -> Result<(), Scena
 
 /// The discipline's own parameter checks, against the direction's buffer.
 fn check_queue(queue: &QueueConfig, buffer: BufferValue, path: String) -> Result<(), ScenarioError> {
-    queue.validate(crate::build::queue_limit(buffer)).map_err(|m| ScenarioError::new(path, m))
+    queue.validate(queue_limit(buffer)).map_err(|m| ScenarioError::new(path, m))
 }
 
 /// A marking threshold must be > 0 and, in packets against a packet limit, below the limit
@@ -659,7 +638,7 @@ mod tests {
     fn error_of(edit: impl Fn(&mut Value)) -> String {
         let mut v = base();
         edit(&mut v);
-        resolve(v).expect_err("scenario should be rejected").to_string()
+        crate::validate(v).expect_err("scenario should be rejected").to_string()
     }
 
     fn warnings_of(edit: impl Fn(&mut Value)) -> Vec<String> {

@@ -2,15 +2,14 @@
 //! JSON Schema users see (`tcplab schema`) and the resolved scenario written next to every
 //! run, with every default filled in. Parsing and checking live in `resolve.rs`.
 
+pub use crate::link_spec::{DirectionOverrides, LinkSpec};
 use crate::mmwave::MmwaveTopology;
-use crate::units::{BufferValue, DurationValue, EcnThresholdValue, RateValue, SizeValue};
+use crate::units::{DurationValue, RateValue, SizeValue};
 use crate::wifi::WifiSpec;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tcplab_cc::config::humanize_serde_message;
 use tcplab_cc::CcConfig;
 use tcplab_core::{Rate, SimDuration};
-use tcplab_net::QueueConfig;
 
 /// A complete scenario: network, flows, and what to record.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -70,8 +69,12 @@ impl Default for RecordSpec {
     }
 }
 
+/// What a run's recorded series may take in memory unless `record.memory_limit` says
+/// otherwise (writing the run directory from them needs about as much again).
+pub const DEFAULT_LIMIT_BYTES: u64 = 512 << 20;
+
 fn default_memory_limit() -> SizeValue {
-    SizeValue(crate::budget::DEFAULT_LIMIT_BYTES)
+    SizeValue(DEFAULT_LIMIT_BYTES)
 }
 
 /// Initial slow-start threshold: "inf" or a number of packets.
@@ -188,101 +191,6 @@ impl Default for TcpSpec {
     }
 }
 
-/// `queue`: a discipline name or a table with `kind` (`QueueConfig::parse`), in the words of a
-/// scenario file.
-fn queue_setting<'de, D: serde::Deserializer<'de>>(d: D) -> Result<QueueConfig, D::Error> {
-    let value = serde_json::Value::deserialize(d)?;
-    let found = tcplab_cc::config::describe_value(&value);
-    QueueConfig::parse(value).map_err(|(key, message)| {
-        let message = match humanize_serde_message(&message) {
-            m if key.is_empty() && m.starts_with("expected ") => format!("{m}, found {found}"),
-            m if key.is_empty() => m,
-            m => format!("{key}: {m}"),
-        };
-        serde::de::Error::custom(message)
-    })
-}
-
-fn optional_queue_setting<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<QueueConfig>, D::Error> {
-    queue_setting(d).map(Some)
-}
-
-/// Overrides for the reverse direction (b -> a) of a link.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct DirectionOverrides {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub buffer: Option<BufferValue>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[serde(deserialize_with = "optional_queue_setting")]
-    pub queue: Option<QueueConfig>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub loss: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ecn_threshold: Option<EcnThresholdValue>,
-}
-
-/// A full-duplex point-to-point link. In a dumbbell `a`/`b` are implied; in an explicit
-/// topology they name the two nodes.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct LinkSpec {
-    /// First node (explicit topologies only).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub a: Option<String>,
-    /// Second node (explicit topologies only).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub b: Option<String>,
-    /// Rate of each direction.
-    pub rate: RateValue,
-    /// One-way propagation delay.
-    pub delay: DurationValue,
-    /// Queue capacity of each direction.
-    #[serde(default = "default_buffer")]
-    pub buffer: BufferValue,
-    /// Queue discipline of each direction: a name, or a table with `kind` and its parameters.
-    #[serde(default, deserialize_with = "queue_setting")]
-    pub queue: QueueConfig,
-    /// Probability that the link loses a packet (each direction, independently).
-    #[serde(default)]
-    pub loss: f64,
-    /// Largest IP packet in bytes; larger packets are fragmented.
-    #[serde(default = "default_mtu")]
-    pub mtu: u32,
-    /// CE-mark ECT packets (each direction): "20pkt" marks an arrival that finds at least 20
-    /// packets queued (DCTCP's step marking, RED with min = max = K), "1ms" marks a packet
-    /// leaving after more than 1 ms in the queue (fq_codel's ce_threshold). Default: no marking.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ecn_threshold: Option<EcnThresholdValue>,
-    /// Different settings for the b -> a direction.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reverse: Option<DirectionOverrides>,
-}
-
-fn default_buffer() -> BufferValue {
-    BufferValue::Packets(1000)
-}
-fn default_mtu() -> u32 {
-    1500
-}
-
-impl LinkSpec {
-    pub fn new(rate: Rate, delay: SimDuration) -> Self {
-        LinkSpec {
-            a: None,
-            b: None,
-            rate: RateValue(rate),
-            delay: DurationValue(delay),
-            buffer: default_buffer(),
-            queue: QueueConfig::default(),
-            loss: 0.0,
-            mtu: default_mtu(),
-            ecn_threshold: None,
-            reverse: None,
-        }
-    }
-}
-
 /// The network of a scenario.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "lowercase")]
@@ -327,6 +235,15 @@ pub struct Dumbbell {
 
 fn default_access() -> LinkSpec {
     LinkSpec::new(Rate::from_mbps(1000), SimDuration::ZERO)
+}
+
+/// Node names of a dumbbell with `pairs` pairs, with whether each is a host.
+pub fn dumbbell_node_names(pairs: u32) -> Vec<(String, bool)> {
+    let mut names: Vec<(String, bool)> = (0..pairs).map(|i| (format!("s{i}"), true)).collect();
+    names.extend((0..pairs).map(|i| (format!("r{i}"), true)));
+    names.push(("left".into(), false));
+    names.push(("right".into(), false));
+    names
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

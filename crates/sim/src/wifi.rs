@@ -3,7 +3,7 @@
 //! the receivers stay on wired links (the wifi-cubic-bbr study, docs/validation.md). This file
 //! holds the schema, its checks, and the `BssConfig` it builds.
 
-use crate::resolve::ScenarioError;
+use crate::error::ScenarioError;
 use crate::units::{BufferValue, DurationValue, SizeValue};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -8,8 +8,8 @@
 //! radio hop and leave it as deliveries handed on in time order.
 
 use crate::build::{build_with, Flow, Network};
+use crate::error::ScenarioError;
 use crate::recorder::{Columns, FlowSeries, LinkSeries, RttSeries, RttStats};
-use crate::resolve::ScenarioError;
 use crate::scenario::Scenario;
 use std::collections::VecDeque;
 use tcplab_core::{FlowId, LinkId, NodeId, Packet, PacketKind, Scheduler, SimDuration, SimTime};

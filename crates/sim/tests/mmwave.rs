@@ -4,7 +4,7 @@
 
 mod common;
 use common::{cell_series, run_ok, scenario};
-use tcplab_sim::resolve;
+use tcplab_sim::validate;
 
 /// Study (a) (docs/models.md, profiles): eNB (0, 0, 30), one building x∈[40, 45] y∈[−4, 4],
 /// the UE walking (50, 15, 1.5) → (50, −15, 1.5) over 15 s, remote link 100 Gbps 12.5 ms.
@@ -149,7 +149,7 @@ fn the_same_seed_gives_the_same_run() {
 fn error(replace: (&str, &str)) -> String {
     let text = study_a(r#"cc = "cubic""#, "", "15s", "7MB").replace(replace.0, replace.1);
     let value: serde_json::Value = toml::from_str(&text).expect("valid TOML");
-    resolve(value).expect_err("the scenario is invalid").to_string()
+    validate(value).expect_err("the scenario is invalid").to_string()
 }
 
 #[test]

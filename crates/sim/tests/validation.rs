@@ -1,7 +1,7 @@
 //! Bad scenarios get one error naming the key path and what is allowed.
 //! The Python suite holds the full table; these pin the Rust-side paths and messages.
 
-use tcplab_sim::resolve;
+use tcplab_sim::{resolve, validate};
 
 const BASE: &str = r#"
 duration = "5s"
@@ -15,7 +15,7 @@ cc = "newreno"
 fn error_of(edit: impl Fn(&mut serde_json::Value)) -> String {
     let mut v: serde_json::Value = toml::from_str(BASE).unwrap();
     edit(&mut v);
-    resolve(v).expect_err("scenario should be rejected").to_string()
+    validate(v).expect_err("scenario should be rejected").to_string()
 }
 
 #[test]
@@ -96,8 +96,15 @@ cc = "newreno"
 src = "a"
 dst = "d"
 "#;
-    let e = resolve(toml::from_str(text).unwrap()).expect_err("a and d are not connected").to_string();
+    let e = validate(toml::from_str(text).unwrap()).expect_err("a and d are not connected").to_string();
     assert!(e.starts_with("flows.0.dst: ") && e.contains("cannot be reached"), "{e}");
+    // `resolve` checks each key on its own and builds nothing; a run makes the graph's checks as
+    // it builds its world, once (no separate validation pass builds the network first).
+    let resolved = resolve(toml::from_str(text).unwrap()).expect("each key is valid on its own");
+    match tcplab_sim::run(resolved, |_| Ok(())) {
+        Err(tcplab_sim::RunError::Scenario(run_error)) => assert_eq!(run_error.to_string(), e),
+        _ => panic!("the run must refuse the scenario with validate's error"),
+    }
 }
 
 #[test]

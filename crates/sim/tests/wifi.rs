@@ -4,7 +4,7 @@
 
 mod common;
 use common::{cell_series, run_ok, scenario};
-use tcplab_sim::{resolve, RunOutput};
+use tcplab_sim::{validate, RunOutput};
 
 /// N CUBIC (or `cc`) uploads from WiFi stations through a `bottleneck` to wired receivers.
 fn wifi_dumbbell(pairs: u32, cc: &str, bottleneck: &str, wifi: &str, duration: &str) -> String {
@@ -125,7 +125,7 @@ fn bad_wifi_input_gets_one_line_naming_the_key() {
             text = text.replace("pairs = 1", "pairs = 0");
         }
         let value: serde_json::Value = toml::from_str(&text).expect("valid TOML");
-        let e = resolve(value).expect_err("the scenario is invalid").to_string();
+        let e = validate(value).expect_err("the scenario is invalid").to_string();
         assert!(e.starts_with(&format!("{path}: ")) && e.contains(words) && !e.contains('\n'), "{path}: {e}");
     }
 }

@@ -1,0 +1,112 @@
+//! A point-to-point link as a scenario writes it (`LinkSpec`, used by every topology kind), and
+//! its queue setting in a scenario's words (the link keys of docs/scenario-format.md).
+
+use crate::units::{BufferValue, DurationValue, EcnThresholdValue, RateValue};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use tcplab_cc::config::humanize_serde_message;
+use tcplab_core::{Rate, SimDuration};
+use tcplab_net::{QueueConfig, QueueLimit};
+
+/// `queue`: a discipline name or a table with `kind` (`QueueConfig::parse`), in the words of a
+/// scenario file.
+fn queue_setting<'de, D: serde::Deserializer<'de>>(d: D) -> Result<QueueConfig, D::Error> {
+    let value = serde_json::Value::deserialize(d)?;
+    let found = tcplab_cc::config::describe_value(&value);
+    QueueConfig::parse(value).map_err(|(key, message)| {
+        let message = match humanize_serde_message(&message) {
+            m if key.is_empty() && m.starts_with("expected ") => format!("{m}, found {found}"),
+            m if key.is_empty() => m,
+            m => format!("{key}: {m}"),
+        };
+        serde::de::Error::custom(message)
+    })
+}
+
+fn optional_queue_setting<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<QueueConfig>, D::Error> {
+    queue_setting(d).map(Some)
+}
+
+/// Overrides for the reverse direction (b -> a) of a link.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DirectionOverrides {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buffer: Option<BufferValue>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(deserialize_with = "optional_queue_setting")]
+    pub queue: Option<QueueConfig>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn_threshold: Option<EcnThresholdValue>,
+}
+
+/// A full-duplex point-to-point link. In a dumbbell `a`/`b` are implied; in an explicit
+/// topology they name the two nodes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSpec {
+    /// First node (explicit topologies only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub a: Option<String>,
+    /// Second node (explicit topologies only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub b: Option<String>,
+    /// Rate of each direction.
+    pub rate: RateValue,
+    /// One-way propagation delay.
+    pub delay: DurationValue,
+    /// Queue capacity of each direction.
+    #[serde(default = "default_buffer")]
+    pub buffer: BufferValue,
+    /// Queue discipline of each direction: a name, or a table with `kind` and its parameters.
+    #[serde(default, deserialize_with = "queue_setting")]
+    pub queue: QueueConfig,
+    /// Probability that the link loses a packet (each direction, independently).
+    #[serde(default)]
+    pub loss: f64,
+    /// Largest IP packet in bytes; larger packets are fragmented.
+    #[serde(default = "default_mtu")]
+    pub mtu: u32,
+    /// CE-mark ECT packets (each direction): "20pkt" marks an arrival that finds at least 20
+    /// packets queued (DCTCP's step marking, RED with min = max = K), "1ms" marks a packet
+    /// leaving after more than 1 ms in the queue (fq_codel's ce_threshold). Default: no marking.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn_threshold: Option<EcnThresholdValue>,
+    /// Different settings for the b -> a direction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reverse: Option<DirectionOverrides>,
+}
+
+fn default_buffer() -> BufferValue {
+    BufferValue::Packets(1000)
+}
+fn default_mtu() -> u32 {
+    1500
+}
+
+impl LinkSpec {
+    pub fn new(rate: Rate, delay: SimDuration) -> Self {
+        LinkSpec {
+            a: None,
+            b: None,
+            rate: RateValue(rate),
+            delay: DurationValue(delay),
+            buffer: default_buffer(),
+            queue: QueueConfig::default(),
+            loss: 0.0,
+            mtu: default_mtu(),
+            ecn_threshold: None,
+            reverse: None,
+        }
+    }
+}
+
+/// A link buffer as the limit of its queues.
+pub fn queue_limit(buffer: BufferValue) -> QueueLimit {
+    match buffer {
+        BufferValue::Packets(n) => QueueLimit::Packets(n),
+        BufferValue::Bytes(b) => QueueLimit::Bytes(b),
+    }
+}
