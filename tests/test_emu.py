@@ -44,21 +44,54 @@ needs_root = pytest.mark.skipif(
 
 
 def namespaces() -> set[str]:
+    """The network namespaces on this machine, less those of emulations that other processes
+    run meanwhile (`foreign_runs`)."""
     out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    return {line.split()[0] for line in out.splitlines()}
+    foreign = foreign_runs()
+    return {name for name in (line.split()[0] for line in out.splitlines()) if name[:-1] not in foreign}
 
 
 def emulation_processes() -> list[str]:
-    """Command lines of the running processes (from /proc) of an emulation's tools."""
+    """Command lines of the running processes (from /proc) of an emulation's tools, less those
+    of emulations that other processes run meanwhile."""
+    foreign = {pid for prefix in foreign_runs() for role in "srd" for pid in processes_in(f"{prefix}{role}")}
     found = []
     for entry in Path("/proc").iterdir():
         try:
             args = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except OSError:  # not a process, or it just ended
             continue
-        if "tcplab.emu." in args:
+        if "tcplab.emu." in args and int(entry.name) not in foreign:
             found.append(args)
     return found
+
+
+def foreign_runs() -> set[str]:
+    """Prefixes of the emulations in progress whose owner is not this test process or one it
+    started: a user's or another test session's, which are neither this test's runs nor
+    leftovers (a machine running two test sessions must not fail either)."""
+    owner_files = leftovers.STATE_DIRECTORY.glob("tl*.json") if leftovers.STATE_DIRECTORY.is_dir() else []
+    foreign = set()
+    for path in owner_files:
+        try:
+            owner = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if leftovers.owner_running(owner) and not _started_here(owner["pid"]):
+            foreign.add(path.stem)
+    return foreign
+
+
+def _started_here(pid: int) -> bool:
+    """Whether `pid` is this process or one of its descendants (parent links in /proc)."""
+    while pid > 1:
+        if pid == os.getpid():
+            return True
+        try:
+            pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            return False
+    return False
 
 
 def processes_in(namespace: str) -> list[int]:

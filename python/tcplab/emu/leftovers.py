@@ -74,7 +74,8 @@ def claim(prefix: str) -> Path:
     return path
 
 
-def _owner_running(owner: dict[str, int]) -> bool:
+def owner_running(owner: dict[str, int]) -> bool:
+    """Whether the process an owner file names (pid and start time) still runs."""
     return owner.get("start_ticks") is not None and _start_ticks(owner["pid"]) == owner["start_ticks"]
 
 
@@ -122,7 +123,7 @@ def find() -> list[Leftover]:
             owner = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             owner = {}
-        if _owner_running(owner):
+        if owner_running(owner):
             found.pop(path.stem, None)
             continue
         leftover = of(path.stem)

@@ -18,6 +18,7 @@ a LocalCluster exit when the pipe from their nanny, in this process, closes (Das
 from __future__ import annotations
 
 import ctypes
+import logging
 import multiprocessing
 import os
 import signal
@@ -183,7 +184,11 @@ def run_dask(tasks: list[Task], jobs: int, scheduler: str | None, done: Callable
     try:
         if scheduler is None:
             with _sigint_blocked():  # its event loop thread, which spawns the worker processes
-                cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=None)
+                # Dask's own log lines (a worker losing its scheduler while a Ctrl-C stops them) are not
+                # the user's business: tcplab reports every run's outcome itself.
+                cluster = LocalCluster(
+                    n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=logging.CRITICAL
+                )
         with Client(scheduler or cluster) as client:
             futures = [client.submit(execute, *task, key=f"tcplab-run-{task[0]}", pure=False, retries=3) for task in tasks]
             for future in as_completed(futures):
