@@ -20,7 +20,7 @@ use crate::prr::{Prr, PrrAck};
 use crate::rate::RateSampler;
 use crate::rtt::{RttEstimator, WindowedMin, MIN_RTT_WINDOW};
 use crate::scoreboard::{Scoreboard, Segment, DUP_THRESH};
-use tcplab_cc::{rate_sample::AckContext, AckFlags, AckSample, CaState, CcCx, CongestionControl, CwndEvent, INFINITE_SSTHRESH};
+use tcplab_cc::{rate_sample::AckContext, AckFlags, AckSample, BbrInfo, CaState, CcCx, CongestionControl, CwndEvent, INFINITE_SSTHRESH};
 use tcplab_core::{AckHeader, DataHeader, Ecn, Rate, SimDuration, SimTime};
 
 /// A segment the sender puts on the wire now.
@@ -66,6 +66,8 @@ pub struct SenderStats {
     pub segments_sent: u64,
     /// The algorithm's own mode, or "slow_start" / "cong_avoid" / "recovery" / "cwr" / "loss".
     pub cc_state: &'static str,
+    /// BBR's model (Linux `get_info` → `tcp_bbr_info`); None for algorithms without one.
+    pub bbr: Option<BbrInfo>,
 }
 
 /// What the sender could put on the wire next, pacing aside.
@@ -404,6 +406,7 @@ impl TcpSender {
                 CaState::Recovery => "recovery",
                 CaState::Loss => "loss",
             }),
+            bbr: self.cc.get_info(&self.cx),
         }
     }
 
