@@ -97,7 +97,15 @@ def test_a_run_has_one_row_per_flow_and_sampling_interval(tiny_result: Result) -
 # Dimensionless f64 columns (flags, indices, fractions): the only ones whose unit may be "" besides
 # the u32 indices and the str names and labels. Every other column names its unit, and a column
 # whose name ends in a unit suffix declares that unit.
-DIMENSIONLESS = {("radio", "los"), ("radio", "cqi"), ("radio", "mcs"), ("radio", "ul_mcs"), ("wifi", "airtime_busy")}
+DIMENSIONLESS = {
+    ("flows", "bbr_pacing_gain"),
+    ("flows", "bbr_cwnd_gain"),
+    ("radio", "los"),
+    ("radio", "cqi"),
+    ("radio", "mcs"),
+    ("radio", "ul_mcs"),
+    ("wifi", "airtime_busy"),
+}
 UNIT_SUFFIXES = {"_s": "s", "_ms": "ms", "_mbps": "Mbit/s", "_db": "dB", "_pkts": "packets", "_bytes": "bytes"}
 
 

@@ -87,6 +87,27 @@ pub struct AckSample {
     pub in_flight: u32,
 }
 
+/// BBR's path model as Linux reports it (`struct tcp_bbr_info`, filled by `bbr_get_info` for
+/// `TCP_CC_INFO`), in Linux's units.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BbrInfo {
+    /// Bandwidth estimate, bytes/s (`bbr_bw_lo` | `bbr_bw_hi` << 32).
+    pub bw_bytes_per_sec: u64,
+    /// Windowed minimum RTT, µs (`bbr_min_rtt`); `u32::MAX` before any RTT sample.
+    pub min_rtt_us: u32,
+    /// Pacing gain in 1/256 (`bbr_pacing_gain`, BBR_UNIT = 256).
+    pub pacing_gain: u32,
+    /// cwnd gain in 1/256 (`bbr_cwnd_gain`).
+    pub cwnd_gain: u32,
+}
+
+impl BbrInfo {
+    /// A gain as a ratio (gains are fixed point in 1/BBR_UNIT).
+    pub fn gain_ratio(gain: u32) -> f64 {
+        f64::from(gain) / f64::from(bbr::BBR_UNIT)
+    }
+}
+
 /// The sender state an algorithm sees and edits: Linux's `struct tcp_sock` fields that
 /// `tcp_congestion_ops` implementations touch. Windows in packets, sequence numbers in
 /// segments, times in simulated ns (`now`) or µs (`*_us`, as Linux).
@@ -261,6 +282,12 @@ pub trait CongestionControl: Send + fmt::Debug {
     /// The algorithm's own mode for the `cc_state` column (e.g. BBR's "PROBE_BW"), or
     /// None to let the sender report its Linux CA state.
     fn mode(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// The algorithm's model for diagnostics (Linux `get_info`, read with `TCP_CC_INFO`): BBR's
+    /// `tcp_bbr_info`, or None for algorithms that report none.
+    fn get_info(&self, _cx: &CcCx) -> Option<BbrInfo> {
         None
     }
 

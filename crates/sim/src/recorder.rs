@@ -163,6 +163,22 @@ series! {
         /// the sender's `slow_start`, `cong_avoid`, `recovery`, `cwr` or `loss`.
         #[column(Text, "")]
         pub cc_state: &'static str,
+        /// BBR's bandwidth estimate in payload bytes (Linux `bbr_get_info`: `tcp_bbr_info`'s
+        /// `bbr_bw_lo`/`bbr_bw_hi`, as TCP_CC_INFO reads it); NaN (null) for algorithms without a
+        /// BBR model (all but `bbr` and `bbr3`).
+        #[column(F64, "Mbit/s")]
+        pub bbr_bw_mbps: f64,
+        /// BBR's windowed minimum RTT (`bbr_min_rtt`); NaN (null) for algorithms without a BBR
+        /// model and before the first RTT sample.
+        #[column(F64, "ms")]
+        pub bbr_min_rtt_ms: f64,
+        /// BBR's pacing gain (`bbr_pacing_gain` / 256); NaN (null) for algorithms without a BBR
+        /// model.
+        #[column(F64, "")]
+        pub bbr_pacing_gain: f64,
+        /// BBR's cwnd gain (`bbr_cwnd_gain` / 256); NaN (null) for algorithms without a BBR model.
+        #[column(F64, "")]
+        pub bbr_cwnd_gain: f64,
     }
 }
 
@@ -376,7 +392,7 @@ mod tests {
 
     #[test]
     fn a_column_means_its_doc_comment_on_one_line() {
-        let cc_state = FlowSeries::SCHEMA.columns.last().unwrap();
+        let cc_state = FlowSeries::SCHEMA.columns.iter().find(|c| c.name == "cc_state").unwrap();
         assert_eq!(cc_state.doc.len(), 2);
         assert!(cc_state.meaning().starts_with("The algorithm's mode (BBR's `PROBE_BW`"));
         assert!(cc_state.meaning().contains("`fast_increase`), else the sender's") && !cc_state.meaning().contains("  "));
@@ -392,6 +408,6 @@ mod tests {
     fn row_bytes_count_every_column() {
         assert_eq!(RttSeries::ROW_BYTES, 8 + 4 + 8);
         assert_eq!(LinkSeries::ROW_BYTES, 5 * 8 + 4);
-        assert_eq!(FlowSeries::ROW_BYTES, 10 * 8 + 4 + std::mem::size_of::<&str>() as u64);
+        assert_eq!(FlowSeries::ROW_BYTES, 14 * 8 + 4 + std::mem::size_of::<&str>() as u64);
     }
 }

@@ -12,6 +12,7 @@ use crate::error::ScenarioError;
 use crate::recorder::{Columns, FlowSeries, LinkSeries, RttSeries, RttStats};
 use crate::scenario::Scenario;
 use std::collections::VecDeque;
+use tcplab_cc::BbrInfo;
 use tcplab_core::{FlowId, LinkId, NodeId, Packet, PacketKind, Scheduler, SimDuration, SimTime};
 use tcplab_net::link::Offer;
 use tcplab_net::radio::RadioDelivery;
@@ -408,6 +409,11 @@ impl World {
             s.goodput_mbps.push((delivered - base.delivered_bytes) as f64 * 8e-6 / interval_s);
             s.retransmits.push((st.retransmits - base.retransmits) as f64);
             s.cc_state.push(st.cc_state);
+            let bbr = st.bbr.as_ref();
+            s.bbr_bw_mbps.push(nan_if_none(bbr.map(|b| b.bw_bytes_per_sec as f64 * 8e-6)));
+            s.bbr_min_rtt_ms.push(nan_if_none(bbr.filter(|b| b.min_rtt_us != u32::MAX).map(|b| f64::from(b.min_rtt_us) / 1e3)));
+            s.bbr_pacing_gain.push(nan_if_none(bbr.map(|b| BbrInfo::gain_ratio(b.pacing_gain))));
+            s.bbr_cwnd_gain.push(nan_if_none(bbr.map(|b| BbrInfo::gain_ratio(b.cwnd_gain))));
             *base = Baseline { delivered_bytes: delivered, retransmits: st.retransmits };
         }
         for (i, link) in self.net.links.iter().enumerate() {

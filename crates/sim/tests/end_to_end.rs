@@ -102,3 +102,57 @@ fn every_example_scenario_runs_and_keeps_the_invariants() {
     }
     assert!(ran >= 1);
 }
+
+// Linux bbr_get_info (TCP_CC_INFO), as the emulation backend records it: on 10 Mbit/s, 40 ms the
+// bw estimate is the payload rate, 10 Mbit/s × 1448/1500 = 9.6533 Mbit/s (the delivery rate
+// counts packets, reported × MSS; only the integer packets/µs << 24 arithmetic rounds it, far
+// below 0.1 %); min_rtt is the empty-queue RTT, 40 ms + 1500 B at 10 Mbit/s (1.2 ms) + the ACK's
+// 52 B at 10 Mbit/s (41.6 µs) + 1500 B over the two 1 Gbit/s access links (24 µs) = 41.266 ms;
+// the gains are v1's: 739/256 in STARTUP (pacing and cwnd), 88/256 and 739/256 in DRAIN, the
+// 5/4, 3/4, 1 pacing cycle with cwnd gain 2 in PROBE_BW, 1 and 1 in PROBE_RTT.
+#[test]
+fn bbr_records_its_model_and_cubic_none() {
+    let out = run_ok(scenario(&dumbbell(&["bbr"], "10Mbps", "20ms", "330pkt", "11s")));
+    let s = &out.world.flow_series;
+    assert!(s.bbr_min_rtt_ms[0].is_nan(), "no RTT sample in the first 10 ms");
+    let high_gain = 739.0 / 256.0;
+    let mut pacing_gains_in_probe_bw = Vec::new();
+    for i in 0..s.t_s.len() {
+        let gains = (s.bbr_pacing_gain[i], s.bbr_cwnd_gain[i]);
+        match s.cc_state[i] {
+            "STARTUP" => assert_eq!(gains, (high_gain, high_gain)),
+            "DRAIN" => assert_eq!(gains, (88.0 / 256.0, high_gain)),
+            "PROBE_BW" => {
+                assert_eq!(gains.1, 2.0);
+                pacing_gains_in_probe_bw.push(gains.0);
+            }
+            "PROBE_RTT" => assert_eq!(gains, (1.0, 1.0)),
+            other => panic!("mode {other}"),
+        }
+        if s.t_s[i] >= 1.0 {
+            let bw = s.bbr_bw_mbps[i];
+            assert!((bw / payload_mbps(10.0) - 1.0).abs() < 1e-3, "bw {bw} Mbit/s at {} s", s.t_s[i]);
+        }
+    }
+    assert!(s.cc_state.contains(&"PROBE_RTT"), "min_rtt expires after 10 s");
+    for g in [1.25, 0.75, 1.0] {
+        assert!(pacing_gains_in_probe_bw.contains(&g), "pacing gain {g} in PROBE_BW");
+    }
+    assert!(pacing_gains_in_probe_bw.iter().all(|g| [1.25, 0.75, 1.0].contains(g)));
+    let last = s.t_s.len() - 1;
+    assert!((s.bbr_min_rtt_ms[last] - 41.266).abs() < 1e-3, "min_rtt {}", s.bbr_min_rtt_ms[last]);
+
+    // BBRv3 reports the same model (its bbr_get_info): the bw in use and min_rtt.
+    let v3 = run_ok(scenario(&dumbbell(&["bbr3"], "10Mbps", "20ms", "330pkt", "3s")));
+    let s = &v3.world.flow_series;
+    let last = s.t_s.len() - 1;
+    assert!((s.bbr_bw_mbps[last] / payload_mbps(10.0) - 1.0).abs() < 1e-3, "bw {}", s.bbr_bw_mbps[last]);
+    assert!((s.bbr_min_rtt_ms[last] - 41.266).abs() < 1e-3, "min_rtt {}", s.bbr_min_rtt_ms[last]);
+    assert_eq!(s.bbr_pacing_gain[0], 710.0 / 256.0, "v3's STARTUP pacing gain");
+
+    let cubic = run_ok(scenario(&dumbbell(&["cubic"], "10Mbps", "20ms", "330pkt", "1s")));
+    let s = &cubic.world.flow_series;
+    for column in [&s.bbr_bw_mbps, &s.bbr_min_rtt_ms, &s.bbr_pacing_gain, &s.bbr_cwnd_gain] {
+        assert!(column.iter().all(|v| v.is_nan()));
+    }
+}

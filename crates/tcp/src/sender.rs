@@ -20,7 +20,7 @@ use crate::prr::{Prr, PrrAck};
 use crate::rate::RateSampler;
 use crate::rtt::{RttEstimator, WindowedMin, MIN_RTT_WINDOW};
 use crate::scoreboard::{Scoreboard, Segment, DUP_THRESH};
-use tcplab_cc::{rate_sample::AckContext, AckFlags, AckSample, CaState, CcCx, CongestionControl, CwndEvent, INFINITE_SSTHRESH};
+use tcplab_cc::{rate_sample::AckContext, AckFlags, AckSample, BbrInfo, CaState, CcCx, CongestionControl, CwndEvent, INFINITE_SSTHRESH};
 use tcplab_core::{AckHeader, DataHeader, Ecn, Rate, SimDuration, SimTime};
 
 /// A segment the sender puts on the wire now.
@@ -66,6 +66,8 @@ pub struct SenderStats {
     pub segments_sent: u64,
     /// The algorithm's own mode, or "slow_start" / "cong_avoid" / "recovery" / "cwr" / "loss".
     pub cc_state: &'static str,
+    /// BBR's model (Linux `get_info` → `tcp_bbr_info`); None for algorithms without one.
+    pub bbr: Option<BbrInfo>,
 }
 
 /// What the sender could put on the wire next, pacing aside.
@@ -169,8 +171,7 @@ impl TcpSender {
     pub fn start(&mut self, now: SimTime) {
         self.started = true;
         self.cx.now = now;
-        self.sync_cx();
-        self.cc.init(&mut self.cx);
+        self.call_cc(|cc, cx| cc.init(cx));
     }
 
     /// The application stops writing: what it wrote so far still completes.
@@ -262,15 +263,13 @@ impl TcpSender {
 
         // (2) in_ack_event: Linux's fast path is a pure advance with an unchanged window.
         let fast_path = advanced && ack.sack_len == 0 && !ack.ece && !window_changed;
-        self.sync_cx();
-        self.cc.in_ack_event(&mut self.cx, AckFlags { slowpath: !fast_path, win_update, ece });
+        self.call_cc(|cc, cx| cc.in_ack_event(cx, AckFlags { slowpath: !fast_path, win_update, ece }));
 
         // (3) RTT estimator, then pkts_acked.
         let ca_rtt_us = self.update_rtt(now, ack, advanced, &tally);
         out.rtt_sample = ca_rtt_us.map(SimDuration::from_micros);
-        self.sync_cx();
         let sample = AckSample { pkts_acked, rtt_us: ca_rtt_us.map_or(-1, |r| r as i64), in_flight: prior_in_flight };
-        self.cc.pkts_acked(&mut self.cx, &sample);
+        self.call_cc(|cc, cx| cc.pkts_acked(cx, &sample));
 
         // (4) Loss detection and the CA state machine (Linux tcp_ack_is_dubious).
         // FLAG_NOT_DUP: the ACK advanced snd_una or updated the window.
@@ -294,9 +293,8 @@ impl TcpSender {
         });
 
         // (6) Window control.
-        self.sync_cx();
         if self.cc.has_cong_control() {
-            self.cc.cong_control(&mut self.cx, &rs);
+            self.call_cc(|cc, cx| cc.cong_control(cx, &rs));
         } else {
             if matches!(self.cx.ca_state, CaState::Cwr | CaState::Recovery) {
                 let prr_ack = PrrAck {
@@ -311,7 +309,7 @@ impl TcpSender {
                     self.cx.cwnd = cwnd;
                 }
             } else if advanced {
-                self.cc.cong_avoid(&mut self.cx, delivered);
+                self.call_cc(|cc, cx| cc.cong_avoid(cx, delivered));
             }
             self.cx.pacing_rate = fq_pacing_rate(&self.cx);
         }
@@ -404,12 +402,24 @@ impl TcpSender {
                 CaState::Recovery => "recovery",
                 CaState::Loss => "loss",
             }),
+            bbr: self.cc.get_info(&self.cx),
         }
     }
 
     /// The state the congestion-control algorithm sees (for tests and traces).
     pub fn cc_view(&self) -> &CcCx {
         &self.cx
+    }
+
+    /// Runs a congestion-control hook on an up-to-date view of the sender, then takes back
+    /// what an algorithm may write to the connection beyond the window and pacing fields kept
+    /// in the view: `app_limited`, which BBR sets in PROBE_RTT (Linux `bbr_update_min_rtt`
+    /// writes `tp->app_limited`) and the rate sampler owns here.
+    fn call_cc<R>(&mut self, hook: impl FnOnce(&mut dyn CongestionControl, &mut CcCx) -> R) -> R {
+        self.sync_cx();
+        let result = hook(self.cc.as_mut(), &mut self.cx);
+        self.rate.app_limited = self.cx.app_limited;
+        result
     }
 
     /// Copies the sender's state into the algorithm's view before a hook runs.
@@ -600,8 +610,7 @@ impl TcpSender {
         self.cx.cwnd_cnt = 0;
         self.cx.prior_cwnd = self.cx.cwnd;
         self.prr.start();
-        self.sync_cx();
-        self.cx.ssthresh = self.cc.ssthresh(&mut self.cx);
+        self.cx.ssthresh = self.call_cc(|cc, cx| cc.ssthresh(cx));
         self.queue_cwr = self.cfg.ecn.enabled();
     }
 
@@ -613,13 +622,11 @@ impl TcpSender {
         if self.cx.ssthresh < INFINITE_SSTHRESH {
             self.cx.cwnd = self.cx.ssthresh;
         }
-        self.sync_cx();
-        self.cc.cwnd_event(&mut self.cx, CwndEvent::CompleteCwr);
+        self.call_cc(|cc, cx| cc.cwnd_event(cx, CwndEvent::CompleteCwr));
     }
 
     fn set_state(&mut self, state: CaState) {
-        self.sync_cx();
-        self.cc.set_state(&mut self.cx, state);
+        self.call_cc(|cc, cx| cc.set_state(cx, state));
         self.cx.ca_state = state;
     }
 
@@ -633,9 +640,8 @@ impl TcpSender {
         let state = self.cx.ca_state;
         if state <= CaState::Disorder || self.high_seq <= self.sb.snd_una() || (state == CaState::Loss && self.consecutive_rtos == 0) {
             self.cx.prior_cwnd = self.cx.cwnd;
-            self.sync_cx();
-            self.cx.ssthresh = self.cc.ssthresh(&mut self.cx);
-            self.cc.cwnd_event(&mut self.cx, CwndEvent::Loss);
+            self.cx.ssthresh = self.call_cc(|cc, cx| cc.ssthresh(cx));
+            self.call_cc(|cc, cx| cc.cwnd_event(cx, CwndEvent::Loss));
         }
         self.cx.cwnd = self.sb.in_flight() + 1;
         self.cx.cwnd_cnt = 0;
@@ -678,8 +684,7 @@ impl TcpSender {
         let in_flight = self.sb.in_flight();
         let packets_out = self.sb.packets_out();
         if in_flight == 0 {
-            self.sync_cx();
-            self.cc.cwnd_event(&mut self.cx, CwndEvent::TxStart);
+            self.call_cc(|cc, cx| cc.cwnd_event(cx, CwndEvent::TxStart));
         }
         let tx = self.rate.on_send(now, packets_out, in_flight + 1);
         let mut cwr = false;
@@ -742,8 +747,7 @@ impl TcpSender {
         if idle <= rto {
             return;
         }
-        self.sync_cx();
-        self.cc.cwnd_event(&mut self.cx, CwndEvent::CwndRestart);
+        self.call_cc(|cc, cx| cc.cwnd_event(cx, CwndEvent::CwndRestart));
         let cwnd = self.cx.cwnd;
         if !matches!(self.cx.ca_state, CaState::Cwr | CaState::Recovery) {
             // Linux tcp_current_ssthresh

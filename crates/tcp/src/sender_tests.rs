@@ -2,7 +2,7 @@
 //! wire. The expected numbers are Linux's; ns-3 differences are listed in sender.rs.
 
 use super::*;
-use crate::testkit::{ack_every_segment, ms, Hook, HookLog, Probe, Wire};
+use crate::testkit::{ack_every_segment, ms, Hook, HookLog, Probe, Spy, Wire};
 use crate::{DelayedAck, EcnMode};
 use tcplab_cc::RateSample;
 use tcplab_core::SackBlock;
@@ -422,4 +422,82 @@ fn recovery_exit_sets_cwnd_to_ssthresh_when_the_pipe_drained() {
     assert_eq!(exits.len(), 1);
     assert_eq!((exits[0].1, exits[0].2), (20, 20));
     assert_eq!(w.tx.stats().cwnd_pkts, 20);
+}
+
+/// A BBR flow's first PROBE_RTT, as [`first_probe_rtt`] records it.
+struct ProbeRttTrace {
+    enter: SimTime,
+    exit: SimTime,
+    /// Each transmission's time and the app-limited mark the sender stored in it (Linux
+    /// `tcp_rate_skb_sent`).
+    marks: Vec<(SimTime, bool)>,
+    /// Each `cong_control` call's time and rate sample.
+    samples: Vec<(SimTime, RateSample)>,
+}
+
+/// Runs `cc` from t = 0 until `end`, past its first PROBE_RTT, on a 10 Mbit/s, 40 ms path (ACK
+/// every second segment).
+fn first_probe_rtt(cc: Box<dyn CongestionControl>, end: SimTime) -> ProbeRttTrace {
+    let (cc, log) = Spy::wrap(cc);
+    let mut w = Wire::new(TcpConfig::default(), cc, None, SimDuration::from_millis(20)).with_bottleneck(Rate::from_mbps(10));
+    let mut marks = Vec::new();
+    let mut t = SimTime::ZERO;
+    while t < end {
+        t += SimDuration::from_millis(1);
+        let seen = w.sent.len();
+        w.run_until(t);
+        marks.extend(w.sent[seen..].iter().map(|s| (s.at, w.tx.sb.get(s.tx.header.seq).tx.is_app_limited)));
+    }
+    let controls: Vec<_> = hooks(&log)
+        .into_iter()
+        .filter_map(|h| if let Hook::Control { now, rs, mode } = h { Some((now, rs, mode)) } else { None })
+        .collect();
+    let enter = controls.iter().find(|c| c.2 == Some("PROBE_RTT")).expect("no PROBE_RTT").0;
+    let exit = controls.iter().find(|c| c.0 > enter && c.2 != Some("PROBE_RTT")).expect("PROBE_RTT did not end").0;
+    ProbeRttTrace { enter, exit, marks, samples: controls.into_iter().map(|(now, rs, _)| (now, rs)).collect() }
+}
+
+// Linux bbr_update_min_rtt (BBRv3: the same code in its PROBE_RTT handling): on every ACK in
+// PROBE_RTT BBR sets tp->app_limited = delivered + in-flight, so what it sends there carries
+// the app-limited mark and the ACKs of those packets give app-limited samples (tcp_rate_gen),
+// which the bandwidth filters do not let lower the estimate.
+#[test]
+fn bbr_marks_what_it_sends_in_probe_rtt_app_limited() {
+    let v1 = tcplab_cc::bbr::Bbr::new(&tcplab_cc::bbr::BbrConfig::default(), tcplab_core::SimRng::stream(1, "cc"));
+    let v3 = tcplab_cc::bbr3::Bbr3::new(&tcplab_cc::bbr3::Bbr3Config::default(), tcplab_core::SimRng::stream(1, "cc"));
+    // v1's min_rtt expires 10 s after its last refresh, v3's PROBE_RTT comes every 5 s.
+    for (cc, end) in [(Box::new(v1) as Box<dyn CongestionControl>, ms(11_000)), (Box::new(v3), ms(6_000))] {
+        let name = cc.name();
+        let ProbeRttTrace { enter, exit, marks, samples } = first_probe_rtt(cc, end);
+        // Nothing before PROBE_RTT is app-limited (the application always has data) ...
+        assert!(marks.iter().filter(|(at, _)| *at < enter).all(|(_, marked)| !marked), "{name}");
+        // ... and everything sent in it is.
+        let sent_in: Vec<bool> = marks.iter().filter(|(at, _)| (enter..exit).contains(at)).map(|m| m.1).collect();
+        assert!(sent_in.len() >= 8 && sent_in.iter().all(|m| *m), "{name}: marks of what PROBE_RTT sent: {sent_in:?}");
+        // The ACK of each of those packets (its send time is the ACK time less the sample's
+        // RTT) gives an app-limited sample.
+        let of_probe_rtt: Vec<bool> = samples
+            .iter()
+            .filter(|(now, rs)| {
+                let rtt = SimDuration::from_micros(rs.rtt_us.max(0) as u64);
+                rs.rtt_us > 0 && (enter + rtt..exit + rtt).contains(now)
+            })
+            .map(|(_, rs)| rs.is_app_limited)
+            .collect();
+        assert!(of_probe_rtt.len() >= 4 && of_probe_rtt.iter().all(|a| *a), "{name}: {of_probe_rtt:?}");
+        if name == "bbr" {
+            // v1 holds cwnd 4 (bbr_cwnd_min_target) for 200 ms (bbr_probe_rtt_mode_ms) once
+            // in-flight is down to 4, i.e. after the last pre-PROBE_RTT packets drain (~one
+            // 48 ms RTT), then leaves on the next ACK: 4 packets per 41.2 ms round (40 ms + 1500 B
+            // at 10 Mbit/s) over ~258 ms ≈ 20 packets. The app-limited bubble set on the last
+            // PROBE_RTT ACK ends once its 4 packets in flight are delivered, one round after the
+            // exit, so the round sent after the exit is marked too: at bw that is one BDP,
+            // 10 Mbit/s × 41.2 ms / 1500 B = 34 packets. 20 + 34 packets, one ACK per two: 27
+            // app-limited samples.
+            assert!((exit - enter).as_millis_f64() > 240.0 && (exit - enter).as_millis_f64() < 270.0, "{exit:?} − {enter:?}");
+            assert!((18..=22).contains(&sent_in.len()), "{}", sent_in.len());
+            let app_limited = samples.iter().filter(|(_, rs)| rs.is_app_limited).count();
+            assert!((24..=30).contains(&app_limited), "{app_limited} app-limited samples");
+        }
+    }
 }

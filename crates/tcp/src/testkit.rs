@@ -1,12 +1,13 @@
 //! Test harness (tests only): a "wire" that joins one sender and one receiver with a fixed
 //! one-way delay in each direction, an optional bottleneck rate (unbounded FIFO) on the data
-//! path, chosen drops and CE marks; and a probe algorithm that records the hooks it sees.
+//! path, chosen drops and CE marks; a probe algorithm that records the hooks it sees, and a spy
+//! that logs a real algorithm's rate samples and modes.
 //! No ns-3 counterpart (ns-3 tests build full node/channel topologies).
 
 use crate::{TcpConfig, TcpReceiver, TcpSender, Transmit};
 use std::sync::{Arc, Mutex};
 use tcplab_cc::reno::Reno;
-use tcplab_cc::{CaState, CcCx, CongestionControl, CwndEvent, RateSample};
+use tcplab_cc::{AckFlags, AckSample, BbrInfo, CaState, CcCx, CongestionControl, CwndEvent, RateSample};
 use tcplab_core::packet::HEADER_BYTES;
 use tcplab_core::{AckHeader, DataHeader, Ecn, Rate, Scheduler, SimDuration, SimTime};
 
@@ -17,10 +18,34 @@ pub(crate) fn ms(v: u64) -> SimTime {
 /// A hook call seen by [`Probe`], with the time and the window at that moment.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Hook {
-    Ssthresh { now: SimTime, cwnd: u32, result: u32 },
-    SetState { now: SimTime, from: CaState, to: CaState, cwnd: u32 },
-    Event { now: SimTime, ev: CwndEvent, cwnd: u32, ssthresh: u32 },
-    CongControl { now: SimTime, rs: RateSample, app_limited: u64 },
+    Ssthresh {
+        now: SimTime,
+        cwnd: u32,
+        result: u32,
+    },
+    SetState {
+        now: SimTime,
+        from: CaState,
+        to: CaState,
+        cwnd: u32,
+    },
+    Event {
+        now: SimTime,
+        ev: CwndEvent,
+        cwnd: u32,
+        ssthresh: u32,
+    },
+    CongControl {
+        now: SimTime,
+        rs: RateSample,
+        app_limited: u64,
+    },
+    /// A [`Spy`]'s `cong_control`, with the algorithm's mode after it.
+    Control {
+        now: SimTime,
+        rs: RateSample,
+        mode: Option<&'static str>,
+    },
 }
 
 pub(crate) type HookLog = Arc<Mutex<Vec<Hook>>>;
@@ -78,6 +103,67 @@ impl CongestionControl for Probe {
     }
     fn cwnd_event(&mut self, cx: &mut CcCx, ev: CwndEvent) {
         self.push(Hook::Event { now: cx.now, ev, cwnd: cx.cwnd, ssthresh: cx.ssthresh });
+    }
+}
+
+/// A real algorithm whose `cong_control` calls are logged as [`Hook::Control`]; every hook is
+/// passed on unchanged.
+#[derive(Debug)]
+pub(crate) struct Spy {
+    inner: Box<dyn CongestionControl>,
+    log: HookLog,
+}
+
+impl Spy {
+    pub(crate) fn wrap(inner: Box<dyn CongestionControl>) -> (Box<dyn CongestionControl>, HookLog) {
+        let log = HookLog::default();
+        (Box::new(Spy { inner, log: log.clone() }), log)
+    }
+}
+
+impl CongestionControl for Spy {
+    fn name(&self) -> &'static str {
+        self.inner.name()
+    }
+    fn init(&mut self, cx: &mut CcCx) {
+        self.inner.init(cx);
+    }
+    fn ssthresh(&mut self, cx: &mut CcCx) -> u32 {
+        self.inner.ssthresh(cx)
+    }
+    fn cong_avoid(&mut self, cx: &mut CcCx, acked: u32) {
+        self.inner.cong_avoid(cx, acked);
+    }
+    fn has_cong_control(&self) -> bool {
+        self.inner.has_cong_control()
+    }
+    fn cong_control(&mut self, cx: &mut CcCx, rs: &RateSample) {
+        self.inner.cong_control(cx, rs);
+        self.log.lock().unwrap().push(Hook::Control { now: cx.now, rs: *rs, mode: self.inner.mode() });
+    }
+    fn in_ack_event(&mut self, cx: &mut CcCx, flags: AckFlags) {
+        self.inner.in_ack_event(cx, flags);
+    }
+    fn pkts_acked(&mut self, cx: &mut CcCx, sample: &AckSample) {
+        self.inner.pkts_acked(cx, sample);
+    }
+    fn set_state(&mut self, cx: &mut CcCx, new_state: CaState) {
+        self.inner.set_state(cx, new_state);
+    }
+    fn cwnd_event(&mut self, cx: &mut CcCx, ev: CwndEvent) {
+        self.inner.cwnd_event(cx, ev);
+    }
+    fn undo_cwnd(&mut self, cx: &mut CcCx) -> u32 {
+        self.inner.undo_cwnd(cx)
+    }
+    fn mode(&self) -> Option<&'static str> {
+        self.inner.mode()
+    }
+    fn get_info(&self, cx: &CcCx) -> Option<BbrInfo> {
+        self.inner.get_info(cx)
+    }
+    fn needs_accurate_ecn(&self) -> bool {
+        self.inner.needs_accurate_ecn()
     }
 }
 

@@ -438,19 +438,17 @@ def _result(document: dict[str, Any], plan: emu_plan.EmuPlan, raw: dict[str, Any
     return Result(
         scenario=document,
         summary=summary,
-        flows=pl.DataFrame(flow_rows, schema={**frame_schema("flows"), **dict.fromkeys(BBR_COLUMNS, pl.Float64)}),
+        flows=pl.DataFrame(flow_rows, schema=frame_schema("flows")),
         links=pl.DataFrame(link_rows, schema=frame_schema("links")),
         rtt=None,
     )
 
 
-# Columns only the emulation has: BBR's own model from TCP_CC_INFO (null for other algorithms).
-BBR_COLUMNS = ("bbr_bw_mbps", "bbr_min_rtt_ms", "bbr_pacing_gain", "bbr_cwnd_gain")
-
-
-def _bbr_columns(bbr: dict[str, Any] | None) -> dict[str, float | None]:
+def _bbr_columns(bbr: dict[str, Any] | None) -> dict[str, float]:
+    """BBR's own model from TCP_CC_INFO, in the core's `bbr_*` flow columns (left out, i.e.
+    null, for other algorithms)."""
     if bbr is None:
-        return dict.fromkeys(BBR_COLUMNS)
+        return {}
     return {
         "bbr_bw_mbps": bbr["bw_bytes_per_s"] * 8 / 1e6,
         "bbr_min_rtt_ms": bbr["min_rtt_us"] / 1e3,

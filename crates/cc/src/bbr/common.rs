@@ -7,7 +7,7 @@
 //! ([`Budget`]), the extra_acked window and when the allowance applies.
 
 use super::{BBR_SCALE, BBR_UNIT, BW_SCALE, BW_UNIT, CWND_MIN_TARGET, SEND_QUANTUM};
-use crate::{CaState, CcCx, RateSample};
+use crate::{BbrInfo, CaState, CcCx, RateSample};
 
 /// Restart the aggregation epoch once this many packets were acked in it (Linux
 /// `bbr_ack_epoch_acked_reset_thresh`; the counter is a 20-bit field).
@@ -51,6 +51,13 @@ pub(crate) fn set_pacing_rate(
     if full_bw_reached || rate > cx.pacing_rate {
         cx.pacing_rate = rate;
     }
+}
+
+/// Linux `bbr_get_info`: the model in `tcp_bbr_info`'s units, `bw` (packets/µs << 24)
+/// turned into bytes/s for an MSS as `bw * mss_cache * USEC_PER_SEC >> BW_SCALE`.
+pub(crate) fn info(cx: &CcCx, bw: u64, min_rtt_us: u32, pacing_gain: u32, cwnd_gain: u32) -> BbrInfo {
+    let bytes_per_sec = (u128::from(bw) * u128::from(cx.mss) * 1_000_000) >> BW_SCALE;
+    BbrInfo { bw_bytes_per_sec: bytes_per_sec.min(u128::from(u64::MAX)) as u64, min_rtt_us, pacing_gain, cwnd_gain }
 }
 
 /// Linux `bbr_bdp`: ⌈bw · min_rtt · gain⌉ packets, `no_rtt` before any RTT sample

@@ -26,7 +26,7 @@ pub(crate) mod test_helpers;
 mod tests;
 
 use crate::config::{check_range, AlgorithmConfig, ParamDoc};
-use crate::{CaState, CcCx, CongestionControl, CwndEvent, RateSample, INFINITE_SSTHRESH};
+use crate::{BbrInfo, CaState, CcCx, CongestionControl, CwndEvent, RateSample, INFINITE_SSTHRESH};
 use common::{AckAggregation, Budget};
 use lt_bw::LtBw;
 use minmax::MaxFilter;
@@ -444,6 +444,11 @@ impl CongestionControl for Bbr {
                 self.check_probe_rtt_done(cx);
             }
         }
+    }
+
+    /// Linux `bbr_get_info`: the bw in use (`bbr_bw`), min_rtt and both gains.
+    fn get_info(&self, cx: &CcCx) -> Option<BbrInfo> {
+        Some(common::info(cx, self.bw(), self.min_rtt_us, self.pacing_gain, self.cwnd_gain))
     }
 
     fn mode(&self) -> Option<&'static str> {

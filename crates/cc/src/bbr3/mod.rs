@@ -43,7 +43,7 @@ mod tests;
 use crate::bbr::common::{self, AckAggregation, Budget};
 use crate::bbr::{check_gain, gain, rate_bytes_per_sec, BBR_SCALE, BBR_UNIT, CWND_MIN_TARGET, EXTRA_ACKED_WIN_RTTS, HZ};
 use crate::config::{check_range, AlgorithmConfig, ParamDoc};
-use crate::{CaState, CcCx, CongestionControl, CwndEvent, RateSample, INFINITE_SSTHRESH};
+use crate::{BbrInfo, CaState, CcCx, CongestionControl, CwndEvent, RateSample, INFINITE_SSTHRESH};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tcplab_core::SimRng;
@@ -765,6 +765,13 @@ impl CongestionControl for Bbr3 {
                 Mode::Startup | Mode::Drain => {}
             }
         }
+    }
+
+    /// Linux `bbr_get_info` (v3): the bw in use (`bbr_bw`, max_bw bounded by bw_lo) through
+    /// `bbr_bw_bytes_per_sec`, which floors it at 1 B/s; min_rtt and both gains.
+    fn get_info(&self, cx: &CcCx) -> Option<BbrInfo> {
+        let info = common::info(cx, self.bw(), self.min_rtt_us, self.pacing_gain, self.cwnd_gain);
+        Some(BbrInfo { bw_bytes_per_sec: info.bw_bytes_per_sec.max(1), ..info })
     }
 
     fn mode(&self) -> Option<&'static str> {
