@@ -23,7 +23,7 @@ import pytest
 
 from tcplab import ScenarioError
 from tcplab.metrics import metrics
-from tcplab.sweep import Campaign
+from tcplab.sweep import Campaign, engines
 from tcplab.sweep.campaign import MAX_RUNS
 from tcplab.sweep.store import is_reserved_column, t95
 
@@ -381,6 +381,28 @@ def test_a_run_whose_worker_dies_is_recorded_and_the_others_complete(tmp_path: P
     errors = campaign.index().filter(pl.col("status") == "failed")["error"].to_list()
     assert all(e.startswith("WorkerDied: the worker process running it died (killed by SIGKILL)") for e in errors)
     assert Campaign(campaign_file(tmp_path), tmp_path / "out").run(jobs=2).done == state.failed
+    assert set(campaign.index()["status"]) == {"ok"}
+
+
+def test_a_worker_that_dies_between_runs_is_replaced_and_no_run_is_lost(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker killed right after it answered, before anyone knows it died (its process still
+    reads as alive, its pipe is broken): its next run goes to a new worker."""
+    answer = engines._Worker.outcome
+    died: list[int] = []
+
+    def answer_then_die(worker: engines._Worker) -> engines.Outcome:
+        outcome = answer(worker)
+        if not died:
+            died.append(worker.process.pid)
+            worker.process.kill()
+            assert worker.connection.poll(30)  # its end of the pipe is closed: it is gone
+            monkeypatch.setattr(worker.process, "is_alive", lambda: True)  # not yet reaped
+        return outcome
+
+    monkeypatch.setattr(engines._Worker, "outcome", answer_then_die)
+    campaign = Campaign(campaign_file(tmp_path), tmp_path / "out")
+    state = campaign.run(jobs=2)
+    assert died and state.done == 12 and state.failed == 0
     assert set(campaign.index()["status"]) == {"ok"}
 
 

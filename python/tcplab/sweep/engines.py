@@ -73,6 +73,19 @@ def run_local(tasks: list[Task], jobs: int, done: Callable[[Outcome], None]) -> 
         worker.start()
         return worker
 
+    def assign(worker: _Worker, task: Task) -> None:
+        """Gives `task` to `worker`, or to a new worker if that one has died since its last
+        answer (its death may not be known yet: then the pipe is broken)."""
+        if worker.process.is_alive():
+            try:
+                worker.give(task)
+                return
+            except OSError:
+                pass
+        workers.remove(worker)
+        worker.stop()
+        hire().give(task)
+
     try:
         for _ in range(min(jobs, len(tasks))):
             hire().give(waiting.pop())
@@ -83,11 +96,7 @@ def run_local(tasks: list[Task], jobs: int, done: Callable[[Outcome], None]) -> 
                     continue
                 outcome = worker.outcome()
                 if waiting:
-                    if not worker.process.is_alive():
-                        workers.remove(worker)
-                        worker.stop()
-                        worker = hire()
-                    worker.give(waiting.pop())
+                    assign(worker, waiting.pop())
                 done(outcome)
     finally:
         for worker in workers:
@@ -108,6 +117,7 @@ class _Worker:
             self._theirs.close()  # the worker holds the other end now: its death is an EOF here
 
     def give(self, task: Task) -> None:
+        """Sends `task`; OSError (a broken pipe) if the process has died."""
         self.connection.send(task)
         self.task = task
 
