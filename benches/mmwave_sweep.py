@@ -2,7 +2,7 @@
 15 simulated seconds each), every run in its own process, two at a time on this 2-core machine.
 
 Prints per run: wall time, simulated seconds per wall-second, packets delivered, peak RSS,
-throughput and mean RTT; then the sweep's total wall time. Targets (issue 4): the sweep under
+throughput and mean RTT; then the sweep's total wall time. Targets: the sweep under
 20 s of wall time, each run under 300 MB peak RSS. ns-3's mmWave module simulates about 0.1 s
 per wall-second for one UE. This is a benchmark, not a test: it never fails a build.
 Usage: .venv/bin/python benches/mmwave_sweep.py [--jobs N] [CASE ...]

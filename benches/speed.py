@@ -1,7 +1,7 @@
 """Simulator speed and memory: runs each scenario of benches/scenarios/ in its own process
 and prints simulated packets delivered per wall-second, wall time, events and peak RSS.
 
-Targets (issue 2): >= 3 million delivered packets per wall-second on (c); (d) under 5 s;
+Targets: >= 3 million delivered packets per wall-second on (c); (d) under 5 s;
 peak RSS under 150 MB everywhere. This is a benchmark, not a test: it never fails a build.
 Usage: .venv/bin/python benches/speed.py [SCENARIO.toml ...]
 """

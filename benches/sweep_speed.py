@@ -1,4 +1,4 @@
-"""Campaign engine speed (issue 7): a 16-run campaign of runs of at least 2 s each, with 1 and
+"""Campaign engine speed: a 16-run campaign of runs of at least 2 s each, with 1 and
 with 2 workers on the local engine (and 2 on Dask), fresh directory each time; then the same
 campaign of near-empty runs, whose wall time per run is the engine's own overhead (scheduling
 and the store). Targets: speed-up with 2 workers >= 1.8x; overhead per run < 50 ms.
