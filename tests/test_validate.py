@@ -22,7 +22,15 @@ from tcplab.emu import run as emu_run
 from tcplab.scenario import apply_overrides, validate
 from tcplab.validate import KERNEL_ATTEMPTS, cache, grid, redraw
 from tcplab.validate import validate as run_validation
-from tcplab.validate.errors import Measured, binned, case_errors, measured, relative_error, summary_table
+from tcplab.validate.errors import (
+    Measured,
+    bbr_goodput_bins,
+    binned,
+    case_errors,
+    measured,
+    relative_error,
+    summary_table,
+)
 
 from .conftest import REPOSITORY
 
@@ -162,6 +170,26 @@ def test_case_errors_worked_by_hand() -> None:
     assert errors[("flow_srtt_10s", 20.0)]["error"] == pytest.approx(0.08)
 
 
+def test_bbr_goodput_in_20_second_bins_against_a_factor_of_1_5() -> None:
+    def run(bbr: list[float], cubic: float) -> Measured:
+        t = [0.5 * k for k in range(1, 81)]  # 40 s
+        flows = pl.DataFrame(
+            {
+                "t_s": t + t,
+                "flow": [0] * 80 + [1] * 80,
+                "goodput_mbps": [bbr[k > 40] for k in range(1, 81)] + [cubic] * 80,
+            }
+        )
+        described = summary([sum(bbr) / 2, cubic], 20.0, 0, 10.0)
+        described["flows"][0]["cc"] = "bbr"
+        return Measured(described, flows, QUEUE)
+
+    bins = bbr_goodput_bins(run([30.0, 70.0], 5.0), run([40.0, 40.0], 60.0))
+    assert bins["flow"].to_list() == [0, 0] and bins["t_s"].to_list() == [20.0, 40.0]  # BBR only
+    assert bins["ratio"].to_list() == [pytest.approx(0.75), pytest.approx(1.75)]
+    assert bins["within"].to_list() == [True, False]
+
+
 def test_invalid_kernel_runs_are_kept_out_of_the_statistics() -> None:
     kernel = Measured(summary([10.0], 50.0, 100, 20.0), series([10.0, 10.0], [50.0, 50.0]), QUEUE)
     good = Measured(summary([10.1], 51.0, 100, 20.0), series([10.1, 10.1], [51.0, 51.0]), QUEUE)
@@ -247,6 +275,14 @@ def test_a_validation_compares_resumes_and_retries_invalid_kernel_runs(monkeypat
     again = run_validation(SHORT, tmp_path / "v", jobs=2, say=lines.append)
     assert (again.sim.skipped, again.sim.done) == (2, 0)
     assert made == ["10M-10ms-0.5bdp-2cubic"] * KERNEL_ATTEMPTS
+
+
+def test_the_report_reads_bench_d_in_20_second_bins(monkeypatch, tmp_path: Path) -> None:
+    stand_in_kernel(monkeypatch)
+    done = run_validation(grid.with_duration([grid.deep_buffer_case()], "40s"), tmp_path / "d", jobs=1, say=lambda line: None)
+    page = done.report.read_text()
+    assert f"{grid.DEEP_BUFFER_CASE}: BBR's goodput in 20 s bins" in page
+    assert "2 of 2 bins within a factor 1.5 of the kernel's." in page
 
 
 def test_the_command_runs_a_case_and_refuses_its_directory_for_other_settings(run_cli, monkeypatch, tmp_path: Path) -> None:

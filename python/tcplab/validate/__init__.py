@@ -45,7 +45,7 @@ from ..scenario import apply_overrides
 from ..sweep import Campaign, Progress
 from . import grid
 from .cache import CachedCase, machine_name, read_cache, write_cache
-from .errors import ERROR_SCHEMA, Measured, case_errors, measured, summary_table
+from .errors import ERROR_SCHEMA, Measured, bbr_goodput_bins, case_errors, measured, summary_table
 from .report import write_report
 
 DEFAULT_DIRECTORY = Path("runs") / "validate"
@@ -261,6 +261,7 @@ def _compare(
 ) -> Validation:
     state, sims = simulated
     frames, overlays, missing = [], {}, []
+    deep_buffer = None
     for name, kernel in selected:
         sim = sims.get(name)
         if sim is None or kernel is None:
@@ -269,6 +270,8 @@ def _compare(
         sim_measured: Measured = measured(sim)
         frames.append(case_errors(name, sim_measured, kernel.kernel))
         overlays[name] = (sim_measured.as_result(sim.scenario), kernel.kernel.as_result(kernel.scenario))
+        if name == grid.DEEP_BUFFER_CASE:
+            deep_buffer = bbr_goodput_bins(sim_measured, kernel.kernel)
     errors = pl.concat(frames) if frames else pl.DataFrame(schema=ERROR_SCHEMA)
     summary = summary_table(errors)
     invalid = errors.filter(~pl.col("kernel_valid"))["case"].unique(maintain_order=True).to_list()
@@ -281,5 +284,5 @@ def _compare(
         notes = [*notes, f"Not compared (a run is missing): {', '.join(missing)}."]
     if invalid:
         notes = [*notes, f"Invalid kernel runs, left out of the statistics: {', '.join(invalid)}."]
-    page = write_report(directory, errors, summary, overlays, notes)
+    page = write_report(directory, errors, summary, overlays, notes, deep_buffer)
     return Validation(directory, state, made, errors, summary, invalid, missing, page)

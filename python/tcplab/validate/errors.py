@@ -30,6 +30,7 @@ from ..units import duration_ns
 BOTTLENECK = "left->right"  # the dumbbell's data direction, in both backends
 SERIES_BIN_SECONDS = 0.5
 ERROR_BIN_SECONDS = 10.0
+BBR_BIN_SECONDS, BBR_FACTOR = 20.0, 1.5
 FLOW_COLUMNS = ("goodput_mbps", "srtt_ms", "cwnd_pkts")
 QUEUE_COLUMN = "backlog_pkts"
 
@@ -155,6 +156,25 @@ def case_errors(case: str, sim: Measured, kernel: Measured) -> pl.DataFrame:
             error, floored = relative_error(row[column], row[f"{column}_kernel"], floors[name])
             rows.append((case, name, row["flow"], row["t_s"], row[column], row[f"{column}_kernel"], error, floored))
     return pl.DataFrame([(*row, kernel.valid) for row in rows], schema=ERROR_SCHEMA, orient="row")
+
+
+def bbr_goodput_bins(sim: Measured, kernel: Measured, width: float = BBR_BIN_SECONDS) -> pl.DataFrame:
+    """The BBR flows' goodput in `width`-second bins, both runs, and the simulator's over the
+    kernel's: what the issue's bench (d) check reads (within a factor BBR_FACTOR of the kernel's
+    in every 20 s bin)."""
+    bins = []
+    for run in (sim, kernel):
+        ids = [flow["id"] for flow in run.summary["flows"] if flow["cc"] == "bbr"]
+        flows = run.flows.filter(pl.col("flow").is_in(ids)).select("t_s", "flow", "goodput_mbps")
+        bins.append(binned(flows, width, ["flow"], SERIES_BIN_SECONDS))
+    joined = bins[0].join(bins[1], on=["flow", "t_s"], how="inner", suffix="_kernel")
+    return joined.select(
+        "flow",
+        "t_s",
+        sim_mbps="goodput_mbps",
+        kernel_mbps="goodput_mbps_kernel",
+        ratio=pl.col("goodput_mbps") / pl.col("goodput_mbps_kernel"),
+    ).with_columns(within=pl.col("ratio").is_between(1 / BBR_FACTOR, BBR_FACTOR))
 
 
 def summary_table(errors: pl.DataFrame) -> pl.DataFrame:

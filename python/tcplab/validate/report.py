@@ -1,7 +1,8 @@
 """The validation's report: report.html, shaped like the study reports (`tcplab.report`), and
 figures/ — the error distribution of each metric (the share of compared values whose |error|
 is at most x, with the acceptance thresholds) and, per case, the simulator's and the kernel's
-goodput, smoothed RTT and bottleneck queue overlaid (0.5 s bins)."""
+goodput, smoothed RTT and bottleneck queue overlaid (0.5 s bins); with bench (d), its BBR
+goodput in 20 s bins beside the kernel's."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from .. import _core
 from ..report import FIGURES_DIRECTORY, REPORT_FILE, overlay_panels, page_html, plot_divs, table_html, write_figures, write_page
 from ..report.panels import Panel, Trace
 from ..result import Result
-from .errors import METRICS, SCALAR_METRICS, percent
+from .errors import BBR_BIN_SECONDS, BBR_FACTOR, METRICS, SCALAR_METRICS, percent
+from .grid import DEEP_BUFFER_CASE
 
 INTERACTIVE_OVERLAYS = 12  # cases overlaid in the page (the worst by goodput); figures/ has all
 
@@ -53,6 +55,7 @@ def write_report(
     summary: pl.DataFrame,
     overlays: dict[str, tuple[Result, Result]],
     notes: list[str],
+    deep_buffer: pl.DataFrame | None = None,
 ) -> Path:
     """Writes DIRECTORY/figures/ (replacing it) and DIRECTORY/report.html; returns the page."""
     distributions = error_panels(errors)
@@ -79,6 +82,7 @@ def write_report(
             [[*_summary_cells(row)] for row in summary.iter_rows(named=True)],
         )
         + f"<h2>Error distributions</h2>{plot_divs(distributions, prefix='error-plot')}"
+        + _deep_buffer_section(deep_buffer)
         + f"<h2>Every case</h2>{_case_table(errors)}"
         + f"<h2>Overlays of the {len(worst)} cases with the largest goodput error</h2>"
         + f"<p>figures/ holds every case's.</p>{plot_divs(shown, prefix='overlay-plot')}"
@@ -114,3 +118,25 @@ def _case_table(errors: pl.DataFrame) -> str:
             cells += [row.get("sim"), row.get("kernel"), percent(row.get("error"))]
         rows.append(cells)
     return table_html(head, rows)
+
+
+def _deep_buffer_section(bins: pl.DataFrame | None) -> str:
+    """Bench (d): BBR's goodput per 20 s bin on both, and whether within a factor 1.5."""
+    if bins is None:
+        return ""
+    rows = [
+        [
+            row["flow"],
+            f"{row['t_s'] - BBR_BIN_SECONDS:g}–{row['t_s']:g} s",
+            row["sim_mbps"],
+            row["kernel_mbps"],
+            row["ratio"],
+            "yes" if row["within"] else "no",
+        ]
+        for row in bins.iter_rows(named=True)
+    ]
+    return (
+        f"<h2>{DEEP_BUFFER_CASE}: BBR's goodput in {BBR_BIN_SECONDS:g} s bins</h2>"
+        f"<p>{bins['within'].sum()} of {bins.height} bins within a factor {BBR_FACTOR:g} of the kernel's.</p>"
+        + table_html(["flow", "bin", "simulator Mbps", "kernel Mbps", "ratio", f"within ×{BBR_FACTOR:g}"], rows)
+    )
