@@ -298,6 +298,9 @@ def test_the_command_runs_a_case_and_refuses_its_directory_for_other_settings(ru
         "error: " + str(tmp_path / "v") + ": holds case 10M-40ms-2bdp-cubic run with other settings;"
     )
     assert run_cli(*arguments, "--duration", "2s", "--overwrite").code == 0
+    kernel_run = json.loads((tmp_path / "v" / "kernel" / "10M-40ms-2bdp-cubic" / "summary.json").read_text())
+    assert kernel_run["run"]["sim_seconds"] == 2.0
+    assert run_cli(*arguments, "--duration", "2s").code == 0  # the same settings again: resumed
     (tmp_path / "other").mkdir()
     (tmp_path / "other" / "notes.txt").write_text("mine")
     with pytest.raises(FileExistsError, match=r"other: exists, is not empty and holds no validation"):

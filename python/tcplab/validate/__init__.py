@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -43,6 +44,7 @@ from ..emu.settings import KERNEL_CC_NAMES
 from ..result import Result, ensure_no_file_in_the_way
 from ..scenario import apply_overrides
 from ..sweep import Campaign, Progress
+from ..units import duration_ns
 from . import grid
 from .cache import CachedCase, machine_name, read_cache, write_cache
 from .errors import ERROR_SCHEMA, Measured, bbr_goodput_bins, case_errors, measured, summary_table
@@ -169,8 +171,6 @@ def redraw(
 
 
 def _duration_s(case: grid.Case) -> float:
-    from ..units import duration_ns
-
     return duration_ns(case.overrides.get("duration", grid.BASE["duration"])) / 1e9
 
 
@@ -185,13 +185,14 @@ def _claim(directory: Path, cases: list[grid.Case], overwrite: bool) -> dict[str
             " allowed: a new or empty directory, or a validation's own to resume it"
         )
     recorded = json.loads(state_path.read_text(encoding="utf-8"))["cases"] if state_path.is_file() else {}
-    for case in cases:
-        before = recorded.get(case.name)
-        if before is not None and _canonical(before) != _canonical(case.overrides) and not overwrite:
-            raise ScenarioError(
-                f"{directory}: holds case {case.name} run with other settings; allowed: the same settings"
-                " (same --duration), another directory, or --overwrite to run it again"
-            )
+    changed = [c for c in cases if c.name in recorded and _canonical(recorded[c.name]) != _canonical(c.overrides)]
+    if changed and not overwrite:
+        raise ScenarioError(
+            f"{directory}: holds case {changed[0].name} run with other settings; allowed: the same settings"
+            " (same --duration), another directory, or --overwrite to run it again"
+        )
+    for case in changed:  # its kernel run is of the old settings: gone before they are replaced
+        shutil.rmtree(directory / KERNEL_DIRECTORY / case.name, ignore_errors=True)
     recorded.update({case.name: case.overrides for case in cases})
     directory.mkdir(parents=True, exist_ok=True)
     _write_atomically(state_path, json.dumps({"cases": recorded}, indent=1) + "\n")
