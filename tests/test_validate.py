@@ -1,14 +1,16 @@
 """tcplab validate: the grid and its --quick subset, the errors worked by hand (zeros, floors,
 10 s bins), invalid kernel runs kept out of the statistics, the dry run, the refusals (no
 root, a missing algorithm), resuming, and the comparison redrawn from a tiny kernel cache
-recorded on this machine (tests/data/validate-kernel-cache: two 5 s cases) — none of it
-needs root: the kernel is a stand-in where a test needs one."""
+recorded on this machine (tests/data/validate-kernel-cache: two 5 s cases, both valid, made
+by `tcplab validate --cases 10M-40ms-2bdp-cubic --cases 50M-10ms-2bdp-bbr+cubic --duration
+5s`) — none of it needs root: the kernel is a stand-in where a test needs one."""
 
 from __future__ import annotations
 
 import itertools
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -364,10 +366,11 @@ def test_the_comparison_is_redrawn_from_a_kernel_cache_without_root(run_cli, mon
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
     cached = cache.read_cache(CACHE_FIXTURE)
     assert [c.name for c in cached] == ["10M-40ms-2bdp-cubic", "50M-10ms-2bdp-bbr+cubic"]
-    assert all(c.kernel.summary["run"]["backend"] == "emu" for c in cached)
+    assert all(c.kernel.summary["run"]["backend"] == "emu" and c.kernel.valid for c in cached)
     outcome = run_cli("validate", "--from-cache", CACHE_FIXTURE, "-o", tmp_path / "redrawn", "-j", "2")
     assert outcome.code == 0, outcome.stderr
-    assert outcome.stdout.startswith("metric ") and "goodput " in outcome.stdout
+    assert outcome.stdout.startswith("metric ")
+    assert re.search(r"^goodput\s+2\s+\d+\.\d %\s+2\.0 %", outcome.stdout, re.MULTILINE), outcome.stdout
     errors = pl.read_parquet(tmp_path / "redrawn" / "errors.parquet")
     assert set(errors["case"]) == {c.name for c in cached}
     # 5 s runs: one 10 s bin per flow, three flows in all.
