@@ -375,7 +375,7 @@ def test_the_report_table_says_identical_across_seeds_too() -> None:
 
 # --- help and list --------------------------------------------------------------------------------
 
-COMMANDS = ["run", "emulate", "sweep", "reproduce", "compare", "report", "schema", "list", "demo"]
+COMMANDS = ["run", "emulate", "sweep", "reproduce", "validate", "compare", "report", "schema", "list", "demo"]
 
 
 def test_help_reads_well_in_80_columns(run_cli: RunCli, monkeypatch: pytest.MonkeyPatch) -> None:

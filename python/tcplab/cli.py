@@ -370,6 +370,78 @@ def reproduce(
         raise typer.Exit(EXIT_FAILURE)
 
 
+@app.command("validate")
+def validate_command(
+    quick: Annotated[bool, typer.Option("--quick", help="18 cases of the grid (about 7 minutes of kernel time).")] = False,
+    output: _output_option(
+        "Directory: new, empty or a validation's own to resume it (default: runs/validate, or runs/redrawn from a cache)."
+    ) = None,
+    jobs: JobsOption = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print the cases and the kernel time they need; run nothing.")
+    ] = False,
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Run the cases on the kernel again, replacing the runs the directory holds.")
+    ] = False,
+    cases: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--cases", metavar="PATTERN", help="Only the cases matching a shell pattern, e.g. '300M-*-bbr' (repeatable)."
+        ),
+    ] = None,
+    duration: Annotated[
+        str | None, typer.Option(metavar="D", help="Every case this long, e.g. 5s (a check by hand; not the grid's numbers).")
+    ] = None,
+    from_cache: Annotated[
+        Path | None,
+        typer.Option(
+            "--from-cache",
+            metavar="DIR",
+            help="Compare against the kernel runs cached in DIR (e.g. validation/kernel/MACHINE), without root.",
+        ),
+    ] = None,
+) -> None:
+    """Simulator vs this machine's kernel: errors per metric.
+
+    Runs every case (docs/validation.md) on the simulator and, as root, on the kernel, and
+    prints the median and worst error per metric beside the acceptance limits; writes the
+    tables, figures and report.html. Resumes after Ctrl-C or a crash. Exits 2 without root or
+    without an algorithm of the grid."""
+    from . import validate as validation
+
+    with _reported_errors():
+        _check_jobs(jobs)
+        if from_cache is not None and (quick or duration or dry_run or overwrite):
+            raise ScenarioError("--from-cache redraws the cached cases as they ran; allowed with it: --cases, -o, -j")
+        if from_cache is None:
+            if duration is not None:
+                from .units import duration_ns
+
+                duration_ns(duration)
+            selected = validation.grid.with_duration(
+                validation.grid.select(validation.grid.quick() if quick else validation.grid.grid(), cases), duration
+            )
+            if dry_run:
+                print(validation.plan_text(selected))
+                return
+        with SweepProgressLine() as progress:
+            if from_cache is not None:
+                done = validation.redraw(from_cache, output, patterns=cases, jobs=jobs, progress=progress)
+            else:
+
+                def say(line: str) -> None:
+                    progress.erase()
+                    print(line, file=sys.stderr, flush=True)
+
+                done = validation.validate(selected, output, jobs=jobs, overwrite=overwrite, progress=progress, say=say)
+    print(validation.errors.format_summary(done.summary, done.invalid))
+    if done.missing:
+        print(f"\nnot compared (a run is missing): {', '.join(done.missing)}")
+    print(f"\nreport: {done.report}")
+    if done.sim.failed:
+        raise typer.Exit(EXIT_FAILURE)
+
+
 def _check_jobs(jobs: int | None) -> None:
     if jobs is not None and jobs < 1:
         raise ScenarioError(f"--jobs {jobs}: must be at least 1")

@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from .units import rate_bps
 
 # The keys of `metrics`, besides the per-flow ones, flow<id>_<one of FLOW_METRICS>.
@@ -31,6 +33,17 @@ def jain_index(values: Sequence[float]) -> float:
     are none), as the simulator's summary computes it (crates/sim/src/summary.rs)."""
     total, squares = sum(values), sum(v * v for v in values)
     return total * total / (len(values) * squares) if squares else 1.0
+
+
+def rtt_statistics(samples: Sequence[float]) -> dict[str, float | None]:
+    """A flow's RTT statistics from RTT samples in ms, as its summary holds them: mean and the
+    50th, 95th and 99th percentiles (numpy's linear interpolation), None without samples. The
+    emulation's summary takes them over its sampled smoothed RTT, and so does `tcplab
+    validate` for the simulator's."""
+    if not samples:
+        return dict.fromkeys(("rtt_mean_ms", "rtt_p50_ms", "rtt_p95_ms", "rtt_p99_ms"))
+    p50, p95, p99 = (float(v) for v in np.percentile(samples, [50, 95, 99]))
+    return {"rtt_mean_ms": float(np.mean(samples)), "rtt_p50_ms": p50, "rtt_p95_ms": p95, "rtt_p99_ms": p99}
 
 
 def busiest_link(summary: Mapping[str, Any]) -> dict[str, Any] | None:

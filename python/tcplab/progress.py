@@ -83,9 +83,14 @@ class ProgressLine:
         return self
 
     def __exit__(self, *exception: object) -> None:
+        self.erase()
+
+    def erase(self) -> None:
+        """Erases the bar, if one is drawn (before other lines are written to the terminal)."""
         if self.last_drawn is not None and self.stream.isatty():
             self.stream.write("\r\033[K")  # back to the line start, erase to its end
             self.stream.flush()
+            self.last_drawn = None
 
 
 class SweepProgressLine(ProgressLine):

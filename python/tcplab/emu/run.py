@@ -38,7 +38,7 @@ import polars as pl
 
 from .. import _core
 from .._core import ScenarioError
-from ..metrics import jain_index
+from ..metrics import jain_index, rtt_statistics
 from ..result import Result
 from ..scenario import prepare, validate
 from ..series import frame_schema
@@ -52,6 +52,7 @@ ACKED_VS_BOTTLENECK_TOLERANCE = 0.05
 OTHER_CPU_LIMIT_CORES = 0.3
 STARTUP_SLACK_S = 0.5
 STOP_TIMEOUT_S = 5.0
+AVAILABLE_ALGORITHMS = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
 RTO_MAX_SYSCTL = Path("/proc/sys/net/ipv4/tcp_rto_max_ms")  # present where TCP_RTO_MAX_MS is
 
 
@@ -61,14 +62,8 @@ class EmulationError(RuntimeError):
 
 def require_kernel(plan: emu_plan.EmuPlan) -> None:
     """Refuses, in one line, what this machine cannot do for the plan."""
-    if os.geteuid() != 0:
-        raise EmulationError("the emulation backend needs root (network namespaces, qdiscs); run it as root or use the simulator")
-    for tool in ("ip", "tc"):
-        if shutil.which(tool) is None:
-            raise EmulationError(f"`{tool}` is missing; install iproute2 (apt-get install iproute2)")
-    if not Path("/dev/net/tun").exists():
-        raise EmulationError("/dev/net/tun is missing; the delay line needs TUN devices")
-    available = Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
+    require_host()
+    available = available_algorithms()
     for flow in plan.flows:
         if flow.kernel_cc not in available:
             raise ScenarioError(f"flows.{flow.index}.cc: {flow.cc!r} is not in this kernel; available: {', '.join(available)}")
@@ -76,6 +71,22 @@ def require_kernel(plan: emu_plan.EmuPlan) -> None:
             raise ScenarioError(
                 f"flows.{flow.index}.tcp.max_rto: this kernel has no TCP_RTO_MAX_MS (Linux 6.15 and later); allowed: 120s"
             )
+
+
+def require_host() -> None:
+    """Refuses, in one line, a machine that cannot emulate anything: not root, no iproute2, no TUN."""
+    if os.geteuid() != 0:
+        raise EmulationError("the emulation backend needs root (network namespaces, qdiscs); run it as root or use the simulator")
+    for tool in ("ip", "tc"):
+        if shutil.which(tool) is None:
+            raise EmulationError(f"`{tool}` is missing; install iproute2 (apt-get install iproute2)")
+    if not Path("/dev/net/tun").exists():
+        raise EmulationError("/dev/net/tun is missing; the delay line needs TUN devices")
+
+
+def available_algorithms() -> list[str]:
+    """The congestion-control algorithms this kernel has (its names: reno, cubic, ...)."""
+    return AVAILABLE_ALGORITHMS.read_text().split()
 
 
 def clean_leftovers() -> list[str]:
@@ -404,10 +415,7 @@ def _result(document: dict[str, Any], plan: emu_plan.EmuPlan, raw: dict[str, Any
                 "id": flow.index,
                 "cc": flow.cc,
                 "goodput_mbps": last["bytes_acked"] * 8 / active_s / 1e6,
-                "rtt_mean_ms": float(np.mean(srtts)) if srtts else None,
-                "rtt_p50_ms": float(np.percentile(srtts, 50)) if srtts else None,
-                "rtt_p95_ms": float(np.percentile(srtts, 95)) if srtts else None,
-                "rtt_p99_ms": float(np.percentile(srtts, 99)) if srtts else None,
+                **rtt_statistics(srtts),
                 "min_rtt_ms": last["min_rtt_us"] / 1e3 if last["min_rtt_us"] else None,
                 "retransmits": last["total_retrans"],
                 "segments_sent": last["data_segs_out"],

@@ -97,30 +97,38 @@ def _case_params(spec: Any, case: str) -> dict[str, str]:
 
 def _kernel_panels(spec: Any, kernel: dict[str, Result], run_for_case: Any) -> list[tuple[Panel, list[Trace]]]:
     """Per kernel case: goodput, smoothed RTT and bottleneck queue, simulator (seed 1) and kernel."""
+    return [
+        panel
+        for case, result in kernel.items()
+        for panel in overlay_panels(case, {"simulator": run_for_case(_case_params(spec, case)), "kernel": result})
+    ]
+
+
+def overlay_panels(case: str, runs: dict[str, Result | None]) -> list[tuple[Panel, list[Trace]]]:
+    """Goodput, smoothed RTT and bottleneck queue of one case, every flow of each named run
+    (the simulator's, the kernel's) overlaid; a run that is None is left out."""
     panels = []
-    for case, result in kernel.items():
-        sim = run_for_case(_case_params(spec, case))
-        for title, frame, column, unit, where in (
-            ("goodput", "flows", "goodput_mbps", "Mbps", {}),
-            ("smoothed RTT", "flows", "srtt_ms", "ms", {}),
-            ("bottleneck queue", "links", "backlog_pkts", "packets", {"link": "left->right"}),
-        ):
-            panel = Panel(f"{case}: {title}, simulator vs kernel", frame, column, unit, cases=[{}], where=where, per_flow=True)
-            traces = []
-            for backend, run in (("simulator", sim), ("kernel", result)):
-                if run is not None:
-                    traces += [
-                        Trace(f"{backend} {t.name.strip()}".strip(), t.t_s, t.values, t.nlos)
-                        for t in series(panel, lambda _c, r=run: r)
-                    ]
-            panels.append((panel, traces))
+    for title, frame, column, unit, where in (
+        ("goodput", "flows", "goodput_mbps", "Mbps", {}),
+        ("smoothed RTT", "flows", "srtt_ms", "ms", {}),
+        ("bottleneck queue", "links", "backlog_pkts", "packets", {"link": "left->right"}),
+    ):
+        panel = Panel(f"{case}: {title}, simulator vs kernel", frame, column, unit, cases=[{}], where=where, per_flow=True)
+        traces = []
+        for backend, run in runs.items():
+            if run is not None:
+                traces += [
+                    Trace(f"{backend} {t.name.strip()}".strip(), t.t_s, t.values, t.nlos)
+                    for t in series(panel, lambda _c, r=run: r)
+                ]
+        panels.append((panel, traces))
     return panels
 
 
 def _kernel_section(
     spec: Any, kernel: dict[str, Result], run_for_case: Any, panels: list[tuple[Panel, list[Trace]]], quick: bool
 ) -> str:
-    head = "<tr><th>case</th><th>backend</th><th>goodput Mbps</th><th>RTT mean ms</th><th>RTT p95 ms</th><th>retransmits</th><th>mean queue pkts</th><th>valid</th></tr>"
+    head = ["case", "backend", "goodput Mbps", "RTT mean ms", "RTT p95 ms", "retransmits", "mean queue pkts", "valid"]
     rows = []
     for case, result in kernel.items():
         for backend, run in (("simulator (seed 1)", run_for_case(_case_params(spec, case))), ("kernel", result)):
@@ -130,23 +138,31 @@ def _kernel_section(
             validity = run.summary["run"].get("validity")
             valid = "–" if validity is None else ("yes" if validity["valid"] else "no: " + "; ".join(validity["reasons"]))
             headline = metrics(run.summary)
-            cells = [
-                case,
-                backend,
-                headline["goodput_mbps"],
-                headline["rtt_mean_ms"],
-                headline["rtt_p95_ms"],
-                int(headline["retransmits"]),
-                link["backlog_mean_pkts"],
-                valid,
-            ]
-            rows.append("<tr>" + "".join(f"<td>{_cell(c)}</td>" for c in cells) + "</tr>")
+            rows.append(
+                [
+                    case,
+                    backend,
+                    headline["goodput_mbps"],
+                    headline["rtt_mean_ms"],
+                    headline["rtt_p95_ms"],
+                    int(headline["retransmits"]),
+                    link["backlog_mean_pkts"],
+                    valid,
+                ]
+            )
     divs = plot_divs(panels, quick, prefix="kernel-plot")
     return (
         f"<h2>On this machine's kernel (emulation)</h2><p>Each case once on kernel TCP (`tcplab emulate`), beside the "
         f"simulator's seed-1 run. RTT statistics: the kernel's are over smoothed-RTT samples, the simulator's over every ACK.</p>"
-        f"<div class='scroll'><table>{head}{''.join(rows)}</table></div>{divs}"
+        f"{table_html(head, rows)}{divs}"
     )
+
+
+def table_html(head: list[str], rows: list[list[Any]]) -> str:
+    """A scrollable table: `head`'s cells as headers, each row's values (4 significant digits)."""
+    header = "<tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr>"
+    body = "".join("<tr>" + "".join(f"<td>{_cell(c)}</td>" for c in row) + "</tr>" for row in rows)
+    return f"<div class='scroll'><table>{header}{body}</table></div>"
 
 
 def _slug(text: str) -> str:
@@ -191,7 +207,8 @@ def _png(panel: Panel, traces: list[Trace], quick: bool) -> Any:
         figure = Figure(figsize=(7, 3.6), dpi=150, layout="constrained")
         axes = figure.add_subplot()
         title = panel.title + (" (--quick: shortened runs)" if quick else "")
-        axes.set(title=title, xlabel="time (s)", ylabel=f"{panel.column.rsplit('_', 1)[0].replace('_', ' ')} ({panel.unit})")
+        y_label = panel.y_label or f"{panel.column.rsplit('_', 1)[0].replace('_', ' ')} ({panel.unit})"
+        axes.set(title=title, xlabel=panel.x_label, ylabel=y_label)
         for trace, (colour, dash) in zip(traces, _styles(traces), strict=True):
             style = LINE_STYLES[dash % len(LINE_STYLES)]
             axes.plot(trace.t_s, trace.values, label=trace.name, color=colour, linestyle=style, linewidth=1.1)
@@ -239,8 +256,8 @@ def _plotly_spec(panel: Panel, traces: list[Trace], quick: bool) -> dict[str, An
     title = panel.title + (" (--quick: shortened runs)" if quick else "")
     layout = {
         "title": {"text": title},
-        "xaxis": {"title": {"text": "time (s)"}},
-        "yaxis": {"title": {"text": panel.unit}},
+        "xaxis": {"title": {"text": panel.x_label}},
+        "yaxis": {"title": {"text": panel.y_label or panel.unit}},
         "shapes": shapes,
         "legend": {"orientation": "h"},
         "margin": {"l": 60, "r": 20, "t": 50, "b": 40},

@@ -27,6 +27,8 @@ class Panel:
     # Rows to keep: a flow id, a link name, ... (None: flow 0 for flows, every row otherwise).
     where: dict[str, Any] = field(default_factory=dict)
     per_flow: bool = False  # one trace per flow instead of flow 0 only
+    x_label: str = "time (s)"
+    y_label: str | None = None  # None: the column's name and the unit
 
 
 def _cases(**axes: list[str]) -> list[dict[str, str]]:
