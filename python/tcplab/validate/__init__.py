@@ -13,7 +13,7 @@ OUT (default runs/validate) holds:
     OUT/kernel/<case>/       each case's kernel run (a run directory, valid or marked invalid)
     OUT/kernel-cache/        those kernel runs, compact (`cache`)
     OUT/errors.parquet|csv   one row per case and metric, and per flow and 10 s bin
-    OUT/summary.parquet|csv  median and worst |error| per metric beside the issue's limits
+    OUT/summary.parquet|csv  median and worst |error| per metric beside the acceptance limits
     OUT/report.html, OUT/figures/
 
 It resumes like a campaign: the simulator's runs and the kernel's are each written whole or

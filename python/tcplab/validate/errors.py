@@ -38,7 +38,7 @@ QUEUE_COLUMN = "backlog_pkts"
 @dataclass(frozen=True)
 class Metric:
     """A compared quantity: its label, the floor below which a kernel value counts as zero, and
-    the issue's acceptance thresholds on the median and the worst |error| (None: none set)."""
+    the acceptance thresholds of docs/validation.md on the median and the worst |error| (None: none set)."""
 
     name: str
     label: str
@@ -160,7 +160,7 @@ def case_errors(case: str, sim: Measured, kernel: Measured) -> pl.DataFrame:
 
 def bbr_goodput_bins(sim: Measured, kernel: Measured, width: float = BBR_BIN_SECONDS) -> pl.DataFrame:
     """The BBR flows' goodput in `width`-second bins, both runs, and the simulator's over the
-    kernel's: what the issue's bench (d) check reads (within a factor BBR_FACTOR of the kernel's
+    kernel's: what the bench (d) check reads (within a factor BBR_FACTOR of the kernel's
     in every 20 s bin)."""
     bins = []
     for run in (sim, kernel):

@@ -144,7 +144,7 @@ def select(cases: list[Case], patterns: list[str] | None) -> list[Case]:
 
 
 def with_duration(cases: list[Case], duration: str | None) -> list[Case]:
-    """`cases` with every duration replaced (a check by hand: no longer the issue's grid)."""
+    """`cases` with every duration replaced (a check by hand: no longer the grid's numbers)."""
     if duration is None:
         return cases
     return [Case(c.name, {**c.overrides, "duration": duration}) for c in cases]
