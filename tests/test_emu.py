@@ -340,6 +340,7 @@ def test_the_emulations_frames_have_the_simulators_columns(tiny_result: tcplab.R
         "origin": 0.0,
         "flows": {0: []},
         "qdisc": [],
+        "qdisc_baseline": {device: (0, 0, 0, 0) for device in emu_run.LINK_NAMES},
         "delay_line": {},
         "established": {},
         "interface_drops": {},
@@ -349,6 +350,32 @@ def test_the_emulations_frames_have_the_simulators_columns(tiny_result: tcplab.R
     assert result.flows.schema == tiny_result.flows.schema
     assert result.links.schema == tiny_result.links.schema
     assert result.summary["fairness_jain"] == 1.0
+
+
+def _sample(acked: int, retransmits: int, unacked: int) -> dict[str, int]:
+    return {"bytes_acked": acked, "total_retrans": retransmits, "unacked": unacked}
+
+
+@pytest.mark.parametrize(
+    ("payload", "valid"),
+    [
+        (1_000_000 + 10 * 1448, True),  # acked + the 10 segments unacknowledged at the end
+        # a deep queue still draining at the end, and retransmissions: acked + 10 + 400 + 600 segments
+        (1_000_000 + 1010 * 1448, True),
+        (1_000_000 * 0.94, False),  # fewer bytes than were acknowledged: traffic bypassed the qdisc
+        ((1_000_000 + 1010 * 1448) * 1.06, False),  # more than could have crossed it
+    ],
+)
+def test_the_bottleneck_carries_what_was_acknowledged_and_at_most_what_was_resent_or_outstanding(
+    payload: float, valid: bool
+) -> None:
+    """Two flows: 600 000 + 400 000 B acknowledged, 400 retransmissions, 10 + 600 segments
+    unacknowledged; the qdisc counts each 1448 B payload as a 1500 B IP packet."""
+    samples = [_sample(600_000, 0, 10), _sample(400_000, 400, 600)]
+    reason = emu_run.bottleneck_accounting(round(payload * 1500 / 1448), samples, 1448)
+    assert (reason is None) == valid, reason
+    if not valid:
+        assert reason.startswith("bottleneck carried about") and "1000000 B acknowledged" in reason
 
 
 def test_an_invalid_emulation_run_exits_3(

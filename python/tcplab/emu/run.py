@@ -11,7 +11,8 @@ leftovers.py.
 Validity (summary.json `run.validity`): the measured minimum RTT within 1 ms (plus one packet's
 serialization) of the configured one, the delay line's lateness p99 under 1 ms with no drops,
 no packet dropped by any interface of the run (only the bottleneck qdisc may drop), the
-bottleneck's dequeued payload within 5 % of what the senders got acknowledged, under 0.3
+bottleneck's dequeued payload between what the senders got acknowledged and that plus what
+they retransmitted and what was still unacknowledged at the end (5 % either side), under 0.3
 cores of CPU used by other processes, and each connection's negotiated settings (TCP_INFO
 once connected: MSS, initial window, SACK, ECN, timestamps) those the plan set; a run that
 fails one is marked invalid with the reasons.
@@ -317,6 +318,8 @@ def _execute(plan: emu_plan.EmuPlan, processes: Processes, work: Path, stop: thr
             if flow.bytes is not None:
                 args += ["--bytes", str(flow.bytes)]
             senders_started.append(processes.start(senders, "traffic", *args))
+        # The qdisc counters before any sender starts: the run's byte counts start here.
+        baseline = sampler.sample()
         rows = []
         own_before, machine_before = _cpu_seconds([p.pid for p in processes.started]), _machine_cpu_seconds()
         self_before = time.process_time()
@@ -352,6 +355,7 @@ def _execute(plan: emu_plan.EmuPlan, processes: Processes, work: Path, stop: thr
     return {
         "origin": origin,
         "qdisc": rows,
+        "qdisc_baseline": baseline,
         "established": {index: lines[0]["established"] for index, lines in flows.items() if lines},
         "flows": {index: lines[1:] for index, lines in flows.items()},
         "delay_line": report,
@@ -426,7 +430,7 @@ def _result(document: dict[str, Any], plan: emu_plan.EmuPlan, raw: dict[str, Any
                 "completion_s": None,
             }
         )
-    link_rows, link_summaries = _links(plan, raw["qdisc"], interval)
+    link_rows, link_summaries = _links(plan, raw["qdisc"], raw["qdisc_baseline"], interval)
     validity = _validity(plan, document, flow_summaries, link_summaries, raw)
     summary = {
         "flows": flow_summaries,
@@ -472,15 +476,19 @@ def _state(sample: dict[str, Any]) -> str:
 LINK_NAMES = {"ve-rd": "left->right", "ve-rs": "right->left"}
 
 
+QdiscSample = dict[str, tuple[int, int, int, int]]
+
+
 def _links(
-    plan: emu_plan.EmuPlan, rows: list[tuple[float, dict[str, tuple[int, int, int, int]]]], interval: float
+    plan: emu_plan.EmuPlan, rows: list[tuple[float, QdiscSample]], baseline: QdiscSample, interval: float
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The links' rows and summaries; bytes and drops count from `baseline`, the qdiscs'
+    counters just before the senders started (time 0)."""
     link_rows = []
     summaries = []
     for device, name in LINK_NAMES.items():
-        previous_drops = 0
+        previous_drops = baseline[device][2]
         backlogs = []
-        first_sent = rows[0][1][device][3] if rows else 0
         for t, sample in rows:
             backlog_pkts, backlog_bytes, drops, _ = sample[device]
             backlogs.append(backlog_pkts)
@@ -495,13 +503,13 @@ def _links(
                 }
             )
             previous_drops = drops
-        sent = (rows[-1][1][device][3] - first_sent) if rows else 0
-        span = max(interval, (rows[-1][0] - rows[0][0]) if rows else interval)
+        sent = (rows[-1][1][device][3] - baseline[device][3]) if rows else 0
+        span = max(interval, rows[-1][0] if rows else interval)
         summaries.append(
             {
                 "id": name,
                 "utilization": sent * 8 / (plan.bottleneck_rate_bps * span),
-                "drops": previous_drops,
+                "drops": previous_drops - baseline[device][2],
                 "losses": 0,
                 "ce_marks": 0,
                 "bytes_sent": sent,
@@ -534,19 +542,35 @@ def _validity(
         for key in ("dropped_queue_full", "dropped_no_route", "write_errors"):
             if report.get(key):
                 reasons.append(f"delay line {key.replace('_', ' ')}: {report[key]} (packets lost outside the bottleneck)")
-    # The qdisc counts IP packets (its size table removes the Ethernet header): payload +
-    # 52 B of TCP/IP headers with timestamps.
     mss = int(document.get("tcp", {}).get("mss", 1448))
-    acked = sum(f["bytes_acked"] for f in flows)
-    payload_sent = links[0]["bytes_sent"] * mss / (mss + 52)
-    if acked and abs(payload_sent / acked - 1.0) > ACKED_VS_BOTTLENECK_TOLERANCE:
-        reasons.append(f"bottleneck carried about {payload_sent:.0f} B of payload but senders got {acked} B acknowledged")
+    last_samples = [samples[-1] for samples in raw["flows"].values() if samples]
+    reason = bottleneck_accounting(links[0]["bytes_sent"], last_samples, mss)
+    if reason:
+        reasons.append(reason)
     reasons += _settings_not_in_effect(plan, _negotiated(raw))
     for interface, count in raw["interface_drops"].items():
         reasons.append(f"{interface} dropped {count} packets (losses outside the bottleneck)")
     if raw["other_cpu_cores"] > OTHER_CPU_LIMIT_CORES:
         reasons.append(f"other processes used {raw['other_cpu_cores']:.2f} cores during the run")
     return {"valid": not reasons, "reasons": reasons, "other_cpu_cores": raw["other_cpu_cores"]}
+
+
+def bottleneck_accounting(bytes_dequeued: int, last_samples: list[dict[str, Any]], mss: int) -> str | None:
+    """Why the bottleneck's byte count disagrees with the senders' last TCP_INFO samples, or
+    None. Every acknowledged byte crossed the bottleneck; what else crossed it is at most the
+    retransmitted copies and the data still unacknowledged at the end (queued behind or past
+    the bottleneck, SACKed or not). The qdisc counts IP packets (its size table removes the
+    Ethernet header): payload + 52 B of TCP/IP headers with timestamps."""
+    payload = bytes_dequeued * mss / (mss + 52)
+    acked = sum(s["bytes_acked"] for s in last_samples)
+    extra = sum((s["total_retrans"] + s["unacked"]) * mss for s in last_samples)
+    tolerance = ACKED_VS_BOTTLENECK_TOLERANCE
+    if acked and not acked * (1 - tolerance) <= payload <= (acked + extra) * (1 + tolerance):
+        return (
+            f"bottleneck carried about {payload:.0f} B of payload but senders got {acked} B acknowledged "
+            f"(and at most {extra} B retransmitted or unacknowledged)"
+        )
+    return None
 
 
 def _negotiated(raw: dict[str, Any]) -> dict[int, dict[str, Any]]:
