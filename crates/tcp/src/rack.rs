@@ -130,7 +130,7 @@ impl Rack {
             return false;
         }
         let seg = sb.get(seq);
-        seg.order == order && !seg.sacked() && !(seg.lost() && !seg.retrans_outstanding())
+        seg.order == order && !seg.sacked() && (!seg.lost() || seg.retrans_outstanding())
     }
 }
 
