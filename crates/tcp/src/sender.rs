@@ -442,7 +442,7 @@ impl TcpSender {
         }
     }
 
-    /// The retransmission timer's deadline, if armed.
+    /// The retransmission timer's deadline (RTO, loss probe or RACK reordering timeout), if armed.
     pub fn rto_deadline(&self) -> Option<SimTime> {
         self.rto_deadline
     }

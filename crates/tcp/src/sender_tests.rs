@@ -580,3 +580,28 @@ fn a_lost_retransmission_is_repaired_without_an_rto() {
     let (old, _) = run(RecoveryMode::Rfc6675);
     assert_eq!(old.tx.stats().rto_count, 1);
 }
+
+// One segment out (29, lost): the probe timer is 2·SRTT + rto_min = 400 ms, capped by the
+// RTO (300 ms), so the probe repeats 29 at 500 ms where RFC 6675 times out. Its ACK (30 =
+// tlp_high_seq) at 600 ms proves nothing; more data written then is ACKed at 700 ms, above
+// tlp_high_seq, which shows the probe repaired a loss: one CWR reduction (Linux
+// tcp_process_tlp_ack), then Open again.
+#[test]
+fn a_probe_that_repaired_a_loss_costs_one_cwr_reduction() {
+    let (cc, log) = Probe::reno();
+    let mut w = Wire::new(ack_every_segment(), cc, Some(30 * MSS), SimDuration::from_millis(50));
+    w.drop_copy(29, 1);
+    w.run_until(ms(650));
+    assert_eq!(retransmission_times(&w), vec![(ms(500), 29)]);
+    assert!(ssthresh_calls(&log).is_empty());
+    w.tx.write(10 * MSS);
+    w.run_until(ms(2000));
+    assert!(w.tx.is_done());
+    assert_eq!(w.tx.stats().rto_count, 0);
+    assert_eq!(states_entered(&log), vec![CaState::Cwr, CaState::Open]);
+    let cuts: Vec<SimTime> =
+        hooks(&log).iter().filter_map(|h| if let Hook::Ssthresh { now, .. } = h { Some(*now) } else { None }).collect();
+    assert_eq!(cuts, vec![ms(700)]);
+    let (_, ssthresh) = ssthresh_calls(&log)[0];
+    assert_eq!(events(&log, CwndEvent::CompleteCwr), vec![(ms(700), ssthresh, ssthresh)]);
+}
