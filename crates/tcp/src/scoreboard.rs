@@ -466,6 +466,20 @@ mod tests {
         assert_eq!(sb.next_retransmit(), Some(0));
     }
 
+    // Linux tcp_timeout_mark_lost with RACK: segments sent after the cutoff (now − RACK.rtt)
+    // are not due yet and stay in flight, except the head.
+    #[test]
+    fn timeout_spares_recent_segments_but_not_the_head() {
+        let mut sb = Scoreboard::new();
+        for sent in [10, 20, 30, 40] {
+            sb.push(Segment::new(1000, SimTime(sent), TxSnapshot::default()));
+        }
+        sb.segs[0].sent = SimTime(35);
+        assert_eq!(sb.mark_all_lost(Some(SimTime(30))), 3);
+        assert_eq!((sb.lost_out(), sb.in_flight()), (3, 1));
+        assert!(sb.get(0).lost() && sb.get(1).lost() && sb.get(2).lost() && !sb.get(3).lost());
+    }
+
     #[test]
     fn reno_emulation_counts_dupacks_and_keeps_a_hole() {
         let mut sb = board(5);
