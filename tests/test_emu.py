@@ -252,6 +252,7 @@ def test_a_key_the_table_does_not_know_is_refused(monkeypatch: pytest.MonkeyPatc
         ("tcp.max_rto=60s", ["--rto-max-ms 60000"]),
         ("tcp.pacing=fq", ["--pacing"]),
         ("tcp.slow_start_after_idle=false", ["net.ipv4.tcp_slow_start_after_idle=0"]),
+        ("tcp.recovery=rfc6675", ["net.ipv4.tcp_recovery=0", "net.ipv4.tcp_early_retrans=0"]),
         ("flows.0.cc=newreno", ["traffic send --cc reno "]),
         (
             "topology.bottleneck.mtu=9000 topology.access.mtu=9000 tcp.mss=8948",

@@ -11,7 +11,7 @@ use crate::error::ScenarioError;
 use crate::link_spec::{queue_limit, LinkSpec};
 use crate::mmwave::{ENB, PGW, REMOTE};
 use crate::mmwave_record::RecordedMmwave;
-use crate::scenario::{dumbbell_node_names, FlowSpec, PacingSpec, RtoSpec, Scenario, Ssthresh, TcpSpec, Topology};
+use crate::scenario::{dumbbell_node_names, FlowSpec, PacingSpec, RecoverySpec, RtoSpec, Scenario, Ssthresh, TcpSpec, Topology};
 use crate::units::EcnThresholdValue;
 use crate::wifi_record::RecordedWifi;
 use std::collections::HashMap;
@@ -22,7 +22,7 @@ use tcplab_net::mmwave::phy::Mcs;
 use tcplab_net::radio::{RadioDirection, UserId};
 use tcplab_net::wifi::bss::WifiBss;
 use tcplab_net::{CeThreshold, Direction, Node, NodeRole, RoutingTable, WiredLink};
-use tcplab_tcp::{DelayedAck, EcnMode, PacingMode, RtoMode, TcpConfig, TcpReceiver, TcpSender};
+use tcplab_tcp::{DelayedAck, EcnMode, PacingMode, RecoveryMode, RtoMode, TcpConfig, TcpReceiver, TcpSender};
 
 /// One TCP connection in the world.
 pub struct Flow {
@@ -208,6 +208,10 @@ pub fn tcp_config(t: &TcpSpec) -> TcpConfig {
         pacing: match t.pacing {
             PacingSpec::Off => PacingMode::Off,
             PacingSpec::Fq => PacingMode::Fq,
+        },
+        recovery: match t.recovery {
+            RecoverySpec::RackTlp => RecoveryMode::RackTlp,
+            RecoverySpec::Rfc6675 => RecoveryMode::Rfc6675,
         },
         ecn: if t.ecn { EcnMode::Classic } else { EcnMode::Off },
         delayed_ack: DelayedAck { every: t.ack_every, timeout: t.delack_timeout.0, quickack_segments: t.quickack },

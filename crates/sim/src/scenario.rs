@@ -128,6 +128,17 @@ pub enum PacingSpec {
     Fq,
 }
 
+/// Loss detection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum RecoverySpec {
+    /// RACK (RFC 8985) with tail loss probes, as Linux by default (net.ipv4.tcp_recovery = 1).
+    #[serde(rename = "rack-tlp")]
+    RackTlp,
+    /// RFC 6675 DupThresh only, no loss probe.
+    #[serde(rename = "rfc6675")]
+    Rfc6675,
+}
+
 /// TCP settings of a flow (Linux defaults).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
@@ -154,6 +165,8 @@ pub struct TcpSpec {
     pub rcv_buf: SizeValue,
     /// Pacing of algorithms that do not pace themselves: "off" or "fq".
     pub pacing: PacingSpec,
+    /// Loss detection: "rack-tlp" or "rfc6675".
+    pub recovery: RecoverySpec,
     /// ECN (RFC 3168): ECT data, CE marks echoed until CWR, one reduction per window.
     /// Algorithms that need accurate ECN (DCTCP) always have it, with ECE on exactly the
     /// ACKs of CE-marked packets, whatever this says.
@@ -182,6 +195,7 @@ impl Default for TcpSpec {
             snd_buf: SizeValue(6 << 20),
             rcv_buf: SizeValue(6 << 20),
             pacing: PacingSpec::Off,
+            recovery: RecoverySpec::RackTlp,
             ecn: false,
             ack_every: 2,
             delack_timeout: DurationValue(SimDuration::from_millis(40)),

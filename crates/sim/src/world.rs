@@ -32,10 +32,10 @@ enum Event {
     Sample,
 }
 
-/// The sender's two timers, each with at most one live event: the RTO deadline moves later
-/// on almost every ACK, so it is re-armed lazily when its event fires (one event per RTO
-/// instead of one per ACK), and pacing releases have their own slot so they never strand
-/// RTO events in the heap.
+/// The sender's two timers, each with at most one live event: the retransmission timer (RTO,
+/// loss probe or RACK reordering timeout, one timer as in Linux) moves later on almost every
+/// ACK, so it is re-armed lazily when its event fires (one event per expiry instead of one per
+/// ACK), and pacing releases have their own slot so they never strand its events in the heap.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TimerSlot {
     Rto = 0,

@@ -1,5 +1,5 @@
 //! Per-connection TCP settings, defaulting to Linux (docs/models.md, TCP sender: initial window 10
-//! (RFC 6928), 200 ms RTO floor, SACK on, delayed ACK every 2 segments with a 40 ms timer
+//! (RFC 6928), 200 ms RTO floor, SACK on with RACK-TLP loss detection, delayed ACK every 2 segments with a 40 ms timer
 //! and quickack at start, slow start after idle on, no pacing without fq).
 //! ns-3 defaults differ: MinRto 1 s, DelAckTimeout 200 ms, no quickack, 536-byte segments.
 
@@ -25,6 +25,18 @@ pub enum PacingMode {
     Off,
     /// Linux with the fq qdisc: paced at 200 % (slow start) / 120 % of cwnd·MSS/SRTT.
     Fq,
+}
+
+/// Loss detection (Linux `net.ipv4.tcp_recovery`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RecoveryMode {
+    /// Linux's default (tcp_recovery = 1): RACK marks losses by transmission time (RFC 8985)
+    /// and a tail loss probe repairs losses at the end of a flight.
+    #[default]
+    RackTlp,
+    /// RFC 6675 DupThresh only: a hole is lost once three segments above it are SACKed; tail
+    /// losses wait for the RTO.
+    Rfc6675,
 }
 
 /// ECN on a connection (RFC 3168).
@@ -86,6 +98,7 @@ pub struct TcpConfig {
     /// Receive buffer: the advertised window is this minus the out-of-order bytes held.
     pub rcv_buf_bytes: u64,
     pub pacing: PacingMode,
+    pub recovery: RecoveryMode,
     pub ecn: EcnMode,
     pub delayed_ack: DelayedAck,
     /// Linux `tcp_slow_start_after_idle` (tcp_cwnd_restart()).
@@ -106,6 +119,7 @@ impl Default for TcpConfig {
             snd_buf_bytes: 6 << 20,
             rcv_buf_bytes: 6 << 20,
             pacing: PacingMode::Off,
+            recovery: RecoveryMode::RackTlp,
             ecn: EcnMode::Off,
             delayed_ack: DelayedAck::default(),
             slow_start_after_idle: true,

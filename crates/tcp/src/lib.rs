@@ -9,6 +9,7 @@
 mod config;
 mod pacing;
 mod prr;
+mod rack;
 mod rate;
 mod receiver;
 mod rtt;
@@ -17,6 +18,6 @@ mod sender;
 #[cfg(test)]
 mod testkit;
 
-pub use config::{DelayedAck, EcnMode, PacingMode, RtoMode, TcpConfig};
+pub use config::{DelayedAck, EcnMode, PacingMode, RecoveryMode, RtoMode, TcpConfig};
 pub use receiver::{Acks, TcpReceiver};
 pub use sender::{AckOutcome, SenderStats, TcpSender, Transmit};

@@ -17,7 +17,7 @@ use tcplab_core::{SimDuration, SimTime};
 /// Clock granularity G of RFC 6298 (ns-3's default `ClockGranularity`), µs.
 const RFC6298_GRANULARITY_US: u64 = 1_000;
 /// Linux jiffy at HZ = 1000, µs (RTOs are whole jiffies).
-const JIFFY_US: u64 = 1_000;
+pub(crate) const JIFFY_US: u64 = 1_000;
 /// Window of the minimum-RTT filter (Linux `sysctl_tcp_min_rtt_wlen` = 300 s).
 pub(crate) const MIN_RTT_WINDOW: SimDuration = SimDuration::from_secs(300);
 

@@ -34,13 +34,16 @@ pub(crate) struct Segment {
     pub payload: u32,
     /// Time of the latest transmission.
     pub sent: SimTime,
+    /// Place of the latest transmission among the connection's (wrapping): orders
+    /// transmissions within one simulated instant.
+    pub order: u32,
     pub tx: TxSnapshot,
     flags: u8,
 }
 
 impl Segment {
     pub(crate) fn new(payload: u32, sent: SimTime, tx: TxSnapshot) -> Self {
-        Segment { payload, sent, tx, flags: 0 }
+        Segment { payload, sent, order: 0, tx, flags: 0 }
     }
     pub(crate) fn sacked(&self) -> bool {
         self.flags & SACKED != 0
@@ -75,6 +78,8 @@ pub(crate) struct Scoreboard {
     /// The previous ACK's SACK blocks (already tagged).
     sack_cache: [SackBlock; MAX_SACK_BLOCKS],
     sack_cache_len: usize,
+    /// Transmissions so far (wrapping), for `Segment::order`.
+    transmissions: u32,
 }
 
 impl Scoreboard {
@@ -92,6 +97,7 @@ impl Scoreboard {
             retx_hint: 0,
             sack_cache: [SackBlock::default(); MAX_SACK_BLOCKS],
             sack_cache_len: 0,
+            transmissions: 0,
         }
     }
 
@@ -137,15 +143,24 @@ impl Scoreboard {
     }
 
     /// Appends a new segment at `snd_nxt`.
-    pub(crate) fn push(&mut self, seg: Segment) {
+    pub(crate) fn push(&mut self, mut seg: Segment) {
+        seg.order = self.next_order();
         self.bytes_out += u64::from(seg.payload);
         self.segs.push_back(seg);
     }
 
-    /// Records the retransmission of `seq` at `now` with a fresh rate snapshot.
+    fn next_order(&mut self) -> u32 {
+        self.transmissions = self.transmissions.wrapping_add(1);
+        self.transmissions
+    }
+
+    /// Records the retransmission of `seq` at `now` with a fresh rate snapshot. A segment
+    /// not marked lost (a loss probe) then counts twice in flight, as in Linux.
     pub(crate) fn record_retransmit(&mut self, seq: u32, now: SimTime, tx: TxSnapshot) {
+        let order = self.next_order();
         let seg = &mut self.segs[(seq - self.snd_una) as usize];
-        debug_assert!(seg.lost() && !seg.sacked() && !seg.retrans_outstanding());
+        seg.order = order;
+        debug_assert!(!seg.sacked() && !seg.retrans_outstanding());
         seg.flags |= RETRANS | EVER_RETRANS;
         seg.sent = now;
         seg.tx = tx;
@@ -246,7 +261,7 @@ impl Scoreboard {
     }
 
     /// Marks `seq` lost; a lost retransmission is marked again. Returns 1 if newly lost.
-    fn mark_lost(&mut self, seq: u32) -> u32 {
+    pub(crate) fn mark_lost(&mut self, seq: u32) -> u32 {
         let seg = &mut self.segs[(seq - self.snd_una) as usize];
         if seg.sacked() {
             return 0;
@@ -297,12 +312,15 @@ impl Scoreboard {
     }
 
     /// RTO (Linux `tcp_timeout_mark_lost`): every un-SACKed segment is lost, outstanding
-    /// retransmissions included. Returns the number of newly lost segments. O(window), once
-    /// per timeout.
-    pub(crate) fn mark_all_lost(&mut self) -> u32 {
+    /// retransmissions included, except segments after the first sent later than `spare`
+    /// (RACK: not yet due). Returns the number of newly lost segments. O(window), once per
+    /// timeout.
+    pub(crate) fn mark_all_lost(&mut self, spare: Option<SimTime>) -> u32 {
         let mut newly = 0;
         for seq in self.snd_una..self.snd_nxt() {
-            newly += self.mark_lost(seq);
+            if seq == self.snd_una || spare.is_none_or(|t| self.get(seq).sent <= t) {
+                newly += self.mark_lost(seq);
+            }
         }
         self.mark_seq = self.snd_nxt();
         self.sacked_below_mark = self.sacked_out;
@@ -443,9 +461,23 @@ mod tests {
         let s = sb.next_retransmit().unwrap();
         sb.record_retransmit(s, SimTime(1), TxSnapshot::default());
         // lost again: segment 0 (retransmission), newly: 4, 5
-        assert_eq!(sb.mark_all_lost(), 3);
+        assert_eq!(sb.mark_all_lost(None), 3);
         assert_eq!((sb.lost_out(), sb.retrans_out(), sb.in_flight()), (3, 0, 0));
         assert_eq!(sb.next_retransmit(), Some(0));
+    }
+
+    // Linux tcp_timeout_mark_lost with RACK: segments sent after the cutoff (now − RACK.rtt)
+    // are not due yet and stay in flight, except the head.
+    #[test]
+    fn timeout_spares_recent_segments_but_not_the_head() {
+        let mut sb = Scoreboard::new();
+        for sent in [10, 20, 30, 40] {
+            sb.push(Segment::new(1000, SimTime(sent), TxSnapshot::default()));
+        }
+        sb.segs[0].sent = SimTime(35);
+        assert_eq!(sb.mark_all_lost(Some(SimTime(30))), 3);
+        assert_eq!((sb.lost_out(), sb.in_flight()), (3, 1));
+        assert!(sb.get(0).lost() && sb.get(1).lost() && sb.get(2).lost() && !sb.get(3).lost());
     }
 
     #[test]

@@ -9,16 +9,22 @@
 //! (6) `cong_control`, or PRR in CWR/Recovery, or `cong_avoid`, then the fq pacing rate.
 //! The caller then drains [`TcpSender::poll_transmit`] (7).
 //!
-//! Not modelled (Linux defaults left out, docs/models.md): RACK-TLP, F-RTO and undo,
-//! D-SACK, adaptive reordering, Nagle, TSO. ns-3 differs in counting windows in bytes,
+//! Loss detection is RACK-TLP by default (RFC 8985; rack.rs, and here Linux
+//! `tcp_identify_packet_loss`, `tcp_rack_reo_timeout`, `tcp_schedule_loss_probe`,
+//! `tcp_send_loss_probe`, `tcp_process_tlp_ack`, `tcp_rearm_rto`): RTO, loss probe and
+//! reordering timeout share one timer as they share Linux's `icsk_retransmit_timer`.
+//!
+//! Not modelled (Linux defaults left out, docs/models.md): F-RTO and undo, D-SACK, the
+//! DupThresh growth on reordering, Nagle, TSO. ns-3 differs in counting windows in bytes,
 //! entering recovery only on DupThresh duplicate ACKs, a 1 s minimum RTO and the RFC 6298
 //! estimator, and in raising COMPLETE_CWR-like events for every algorithm.
 
-use crate::config::{EcnMode, PacingMode, TcpConfig};
+use crate::config::{EcnMode, PacingMode, RecoveryMode, TcpConfig};
 use crate::pacing::{fq_pacing_rate, schedule_next_departure};
 use crate::prr::{Prr, PrrAck};
+use crate::rack::Rack;
 use crate::rate::RateSampler;
-use crate::rtt::{RttEstimator, WindowedMin, MIN_RTT_WINDOW};
+use crate::rtt::{RttEstimator, WindowedMin, JIFFY_US, MIN_RTT_WINDOW};
 use crate::scoreboard::{Scoreboard, Segment, DUP_THRESH};
 use tcplab_cc::{rate_sample::AckContext, AckFlags, AckSample, BbrInfo, CaState, CcCx, CongestionControl, CwndEvent, INFINITE_SSTHRESH};
 use tcplab_core::{AckHeader, DataHeader, Ecn, Rate, SimDuration, SimTime};
@@ -82,6 +88,29 @@ enum Sendable {
     Nothing,
 }
 
+/// What the retransmission timer is armed for (Linux `icsk_pending`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum XmitTimer {
+    Rto,
+    LossProbe,
+    ReoTimeout,
+}
+
+/// A tail loss probe the timer decided on, sent by the next `poll_transmit`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Probe {
+    NewData,
+    Retransmit(u32),
+}
+
+/// Linux `TCP_TIMEOUT_MIN`: slack added to the reordering and probe timeouts.
+const TCP_TIMEOUT_MIN_US: u64 = 2 * JIFFY_US;
+
+/// Linux `usecs_to_jiffies`: a timeout rounded up to the timer's tick.
+fn jiffies_ceil(us: u64) -> SimDuration {
+    SimDuration::from_micros(us.div_ceil(JIFFY_US) * JIFFY_US)
+}
+
 /// Segments newly (S)ACKed by one ACK, as `tcp_clean_rtx_queue` and `tcp_sacktag_one` tally them.
 #[derive(Clone, Copy, Debug, Default)]
 struct AckTally {
@@ -107,6 +136,15 @@ pub struct TcpSender {
     min_rtt: WindowedMin,
     rate: RateSampler,
     prr: Prr,
+    /// RACK state; used when `cfg.recovery` is RACK-TLP and SACK is on (Linux `tcp_is_rack`).
+    rack: Option<Rack>,
+    /// The RACK reordering timer was armed by this ACK (Linux clears FLAG_SET_XMIT_TIMER).
+    reo_armed: bool,
+    /// Linux `tlp_high_seq`: snd_nxt when the outstanding loss probe was sent.
+    tlp_high_seq: Option<u32>,
+    /// The outstanding probe retransmitted data (Linux `tlp_retrans`).
+    tlp_retrans: bool,
+    probe: Option<Probe>,
     /// Payload bytes the application has written (`u64::MAX` = unbounded).
     app_bytes: u64,
     /// Payload bytes of new data sent so far.
@@ -117,7 +155,9 @@ pub struct TcpSender {
     high_seq: u32,
     /// Linux `cwnd_usage_seq`: end of the flight whose cwnd usage is being tracked.
     cwnd_usage_seq: u32,
+    /// The retransmission timer's deadline and what it is armed for.
     rto_deadline: Option<SimTime>,
+    xmit_timer: XmitTimer,
     /// Consecutive RTO expiries without progress (Linux `icsk_retransmits`).
     consecutive_rtos: u32,
     /// RFC 3168: set CWR on the next new data segment.
@@ -140,6 +180,7 @@ impl TcpSender {
         cx.ssthresh = cfg.initial_ssthresh;
         cx.ecn_enabled = cfg.ecn.enabled();
         cx.paced = cc.has_cong_control() || cfg.pacing == PacingMode::Fq;
+        let rack = (cfg.recovery == RecoveryMode::RackTlp && cfg.sack).then(Rack::default);
         TcpSender {
             rtt: RttEstimator::new(&cfg),
             snd_wnd: cfg.rcv_buf_bytes,
@@ -150,11 +191,17 @@ impl TcpSender {
             min_rtt: WindowedMin::new(),
             rate: RateSampler::default(),
             prr: Prr::default(),
+            rack,
+            reo_armed: false,
+            tlp_high_seq: None,
+            tlp_retrans: false,
+            probe: None,
             app_bytes: bytes.unwrap_or(u64::MAX),
             new_bytes_sent: 0,
             high_seq: 0,
             cwnd_usage_seq: 0,
             rto_deadline: None,
+            xmit_timer: XmitTimer::Rto,
             consecutive_rtos: 0,
             queue_cwr: false,
             last_send: None,
@@ -224,12 +271,22 @@ impl TcpSender {
         let prior_lost = self.rate.lost;
         self.rate.begin_ack();
 
-        // (1) SACK tagging and cleaning of the retransmit queue.
+        // (1) SACK tagging and cleaning of the retransmit queue; RACK notes the latest
+        // transmission delivered (Linux `tcp_rack_advance` in `tcp_sacktag_one` and
+        // `tcp_clean_rtx_queue`, the latter skipping ACKs the timestamp shows were for an
+        // earlier copy) and reordering (`tcp_check_sack_reordering`).
+        self.reo_armed = false;
         let mut tally = AckTally::default();
+        let min_rtt = self.min_rtt.get();
+        let prior_fack = self.sb.highest_sack_end();
+        let mut rack = self.rack.as_mut();
         let newly_sacked = if self.cfg.sack {
             let rate = &mut self.rate;
             self.sb.tag_sacks(ack.sack_blocks(), ack.ack, |seq, seg| {
                 rate.on_delivered(seq, seg);
+                if let Some(rack) = rack.as_deref_mut() {
+                    rack.on_delivered(now, seq, seg, prior_fack, min_rtt);
+                }
                 if !seg.ever_retransmitted() {
                     tally.first_sackt.get_or_insert(seg.sent);
                     tally.last_sackt = Some(seg.sent);
@@ -249,9 +306,17 @@ impl TcpSender {
             if !seg.sacked() {
                 tally.cum_delivered += 1;
                 rate.on_delivered(seq, seg);
+                if let Some(rack) = rack.as_deref_mut() {
+                    if !(seg.ever_retransmitted() && ack.tsecr < seg.sent) {
+                        rack.on_delivered(now, seq, seg, prior_fack, min_rtt);
+                    }
+                }
             }
             tally.acked_bytes += u64::from(seg.payload);
         });
+        if let Some(rack) = self.rack.as_mut() {
+            rack.prune(&self.sb);
+        }
         if self.cfg.sack {
             self.rate.count_delivered(newly_sacked + tally.cum_delivered, ece);
         } else {
@@ -273,9 +338,12 @@ impl TcpSender {
 
         // (4) Loss detection and the CA state machine (Linux tcp_ack_is_dubious).
         // FLAG_NOT_DUP: the ACK advanced snd_una or updated the window.
+        if let Some(high) = self.tlp_high_seq.filter(|&h| ack.ack >= h) {
+            self.process_tlp_ack(ack.ack > high, win_update || newly_sacked > 0);
+        }
         if !win_update || newly_sacked > 0 || ece || self.cx.ca_state != CaState::Open {
             let num_dupack = u32::from(!win_update);
-            self.fastretrans_alert(advanced, num_dupack, newly_sacked > 0, ece);
+            self.fastretrans_alert(now, advanced, num_dupack, newly_sacked > 0, ece);
         }
 
         // (5) Rate sample.
@@ -317,13 +385,22 @@ impl TcpSender {
         if advanced {
             self.consecutive_rtos = 0;
             self.rtt.reset_backoff();
-            self.rto_deadline = (self.sb.packets_out() > 0).then(|| now + self.rtt.rto());
+            if self.rack.is_none() {
+                self.rto_deadline = (self.sb.packets_out() > 0).then(|| now + self.rtt.rto());
+            } else if !self.reo_armed && !self.schedule_loss_probe(now, true) {
+                // Linux `tcp_set_xmit_timer`
+                self.rearm_rto(now);
+            }
         }
         out
     }
 
     /// The next segment that may leave at `now` (retransmissions first), or None.
     pub fn poll_transmit(&mut self, now: SimTime) -> Option<Transmit> {
+        if let Some(probe) = self.probe.take() {
+            self.cx.now = now;
+            return Some(self.transmit_probe(now, probe));
+        }
         if !self.started || (self.cx.paced && now < self.cx.next_send_time) {
             return None;
         }
@@ -339,6 +416,13 @@ impl TcpSender {
                 }
                 let t = self.transmit(now, self.sb.snd_nxt(), payload, false);
                 self.cwnd_validate(self.sb.in_flight() >= self.cx.cwnd);
+                if self.rack.is_some() {
+                    // Linux `tcp_event_new_data_sent` and the end of `tcp_write_xmit`.
+                    if self.xmit_timer == XmitTimer::LossProbe {
+                        self.rearm_rto(now);
+                    }
+                    self.schedule_loss_probe(now, false);
+                }
                 Some(t)
             }
             Sendable::CwndLimited => {
@@ -358,7 +442,7 @@ impl TcpSender {
         }
     }
 
-    /// The retransmission timer's deadline, if armed.
+    /// The retransmission timer's deadline (RTO, loss probe or RACK reordering timeout), if armed.
     pub fn rto_deadline(&self) -> Option<SimTime> {
         self.rto_deadline
     }
@@ -371,11 +455,17 @@ impl TcpSender {
         held.then_some(self.cx.next_send_time)
     }
 
-    /// Fires the RTO if it is due; otherwise nothing happens. Call `poll_transmit` afterwards.
+    /// Fires the retransmission timer (RTO, loss probe or reordering timeout) if it is due;
+    /// otherwise nothing happens. Call `poll_transmit` afterwards.
     pub fn on_timer(&mut self, now: SimTime) {
         self.cx.now = now;
         if self.rto_deadline.is_some_and(|d| now >= d) {
-            self.retransmission_timeout(now);
+            self.rto_deadline = None;
+            match self.xmit_timer {
+                XmitTimer::Rto => self.retransmission_timeout(now),
+                XmitTimer::LossProbe => self.send_loss_probe(now),
+                XmitTimer::ReoTimeout => self.reo_timeout(now),
+            }
         }
     }
 
@@ -470,8 +560,8 @@ impl TcpSender {
         Some(ca)
     }
 
-    /// Linux `tcp_fastretrans_alert` without undo and RACK.
-    fn fastretrans_alert(&mut self, advanced: bool, num_dupack: u32, data_sacked: bool, ece: bool) {
+    /// Linux `tcp_fastretrans_alert` without undo.
+    fn fastretrans_alert(&mut self, now: SimTime, advanced: bool, num_dupack: u32, data_sacked: bool, ece: bool) {
         let reno = !self.cfg.sack;
         let snd_una = self.sb.snd_una();
         if reno && self.sb.packets_out() == 0 {
@@ -506,7 +596,7 @@ impl TcpSender {
                 if !advanced && reno {
                     self.count_reno_dupacks(num_dupack, ece);
                 }
-                self.identify_packet_loss(advanced);
+                self.identify_packet_loss(now, advanced);
             }
             state => {
                 if state == CaState::Loss {
@@ -521,8 +611,9 @@ impl TcpSender {
                             self.sb.reset_reno_sacks();
                         }
                     }
-                    self.identify_packet_loss(advanced);
-                    if self.cx.ca_state != CaState::Open {
+                    // A lost retransmission (RACK) starts Recovery.
+                    let lost_retrans = self.identify_packet_loss(now, advanced);
+                    if self.cx.ca_state != CaState::Open && !lost_retrans {
                         return;
                     }
                 }
@@ -532,7 +623,7 @@ impl TcpSender {
                     }
                     self.count_reno_dupacks(num_dupack, ece);
                 }
-                self.identify_packet_loss(advanced);
+                self.identify_packet_loss(now, advanced);
                 if !self.time_to_recover() {
                     self.try_to_open(ece);
                     return;
@@ -541,7 +632,7 @@ impl TcpSender {
                 fast_rexmit = true;
             }
         }
-        if !reno && do_lost {
+        if !reno && do_lost && self.rack.is_none() {
             self.update_scoreboard(fast_rexmit);
         }
     }
@@ -551,20 +642,178 @@ impl TcpSender {
         self.rate.count_delivered(counted, ece);
     }
 
-    /// Linux `tcp_time_to_recover` (no RACK): a loss is known, or DupThresh packets were SACKed.
+    /// Linux `tcp_time_to_recover`: a loss is known, or (without RACK) DupThresh packets
+    /// were SACKed.
     fn time_to_recover(&self) -> bool {
-        self.sb.lost_out() > 0 || self.sb.sacked_out() + 1 > DUP_THRESH
+        self.sb.lost_out() > 0 || (self.rack.is_none() && self.sb.sacked_out() + 1 > DUP_THRESH)
     }
 
-    /// Linux `tcp_identify_packet_loss` without RACK: NewReno marks the head lost on the
-    /// DupThresh-th duplicate ACK and on every partial ACK during recovery.
-    fn identify_packet_loss(&mut self, advanced: bool) {
-        if self.cfg.sack || self.sb.packets_out() == 0 {
+    /// Linux `tcp_identify_packet_loss`: NewReno marks the head lost on the DupThresh-th
+    /// duplicate ACK and on every partial ACK during recovery; with SACK, RACK marks what
+    /// its clock says is lost (`tcp_rack_mark_lost`) and arms the reordering timer for the
+    /// rest. Returns whether a retransmission was lost again (FLAG_LOST_RETRANS).
+    fn identify_packet_loss(&mut self, now: SimTime, advanced: bool) -> bool {
+        if self.sb.packets_out() == 0 {
+            return false;
+        }
+        if !self.cfg.sack {
+            let state = self.cx.ca_state;
+            if (state < CaState::Recovery && self.sb.sacked_out() >= DUP_THRESH) || (state == CaState::Recovery && advanced) {
+                self.rate.lost += u64::from(self.sb.mark_head_lost());
+            }
+            return false;
+        }
+        if !self.rack.as_mut().is_some_and(Rack::take_advanced) {
+            return false;
+        }
+        let prior_retrans = self.sb.retrans_out();
+        if let Some(remaining_us) = self.rack_detect_loss(now) {
+            let timeout = jiffies_ceil(remaining_us) + SimDuration::from_micros(TCP_TIMEOUT_MIN_US);
+            self.set_xmit_timer(XmitTimer::ReoTimeout, now + timeout.min(self.rtt.rto()));
+            self.reo_armed = true;
+        }
+        self.sb.retrans_out() < prior_retrans
+    }
+
+    /// Linux `tcp_rack_detect_loss` with the window of `tcp_rack_reo_wnd`: marks the
+    /// expired segments lost and returns the longest wait of the others, µs.
+    fn rack_detect_loss(&mut self, now: SimTime) -> Option<u64> {
+        let rack = self.rack.as_mut()?;
+        let in_recovery = self.cx.ca_state >= CaState::Recovery;
+        let reo_wnd = rack.reo_wnd_us(in_recovery, self.sb.sacked_out(), self.min_rtt.get(), self.rtt.srtt_us());
+        let (newly, timeout) = rack.detect_loss(now, &mut self.sb, reo_wnd);
+        self.rate.lost += u64::from(newly);
+        timeout
+    }
+
+    /// Linux `tcp_rack_reo_timeout`: the reordering window of some segments ran out.
+    fn reo_timeout(&mut self, now: SimTime) {
+        let prior_in_flight = self.sb.in_flight();
+        let prior_lost = self.rate.lost;
+        self.rack_detect_loss(now);
+        if self.sb.in_flight() != prior_in_flight && self.cx.ca_state != CaState::Recovery {
+            self.enter_recovery();
+            if !self.cc.has_cong_control() {
+                // Linux `tcp_cwnd_reduction(sk, 1, newly_lost, 0)`
+                let prr_ack = PrrAck {
+                    ssthresh: self.cx.ssthresh,
+                    prior_cwnd: self.cx.prior_cwnd,
+                    in_flight: self.sb.in_flight(),
+                    newly_acked_sacked: 1,
+                    newly_lost: (self.rate.lost - prior_lost) as u32,
+                    snd_una_advanced: false,
+                };
+                if let Some(cwnd) = self.prr.cwnd_after_ack(&prr_ack) {
+                    self.cx.cwnd = cwnd;
+                }
+            }
+        }
+        self.rearm_rto(now);
+    }
+
+    /// Linux `tcp_schedule_loss_probe`: in Open or CWR with SACK, probe after 2·SRTT (plus
+    /// the delayed-ACK allowance `min_rto` when one segment is out, else TCP_TIMEOUT_MIN;
+    /// 1 s before any RTT sample), but no later than the RTO would fire (`advancing_rto`:
+    /// a full RTO from now; otherwise the RTO of the oldest outstanding transmission).
+    fn schedule_loss_probe(&mut self, now: SimTime, advancing_rto: bool) -> bool {
+        if self.rack.is_none() || self.sb.packets_out() == 0 || !matches!(self.cx.ca_state, CaState::Open | CaState::Cwr) {
+            return false;
+        }
+        let srtt = self.rtt.srtt_us();
+        let mut timeout = if srtt > 0 {
+            let slack = if self.sb.packets_out() == 1 { self.cfg.min_rto.as_micros() } else { TCP_TIMEOUT_MIN_US };
+            jiffies_ceil(2 * srtt + slack)
+        } else {
+            self.cfg.initial_rto
+        };
+        let rto_delta = if advancing_rto { Some(self.rtt.rto()) } else { self.rto_delta(now) };
+        if let Some(delta) = rto_delta {
+            timeout = timeout.min(jiffies_ceil(delta.as_micros()));
+        }
+        self.set_xmit_timer(XmitTimer::LossProbe, now + timeout);
+        true
+    }
+
+    /// Linux `tcp_rto_delta_us`: time left until the oldest outstanding transmission's RTO,
+    /// None if it has passed.
+    fn rto_delta(&self, now: SimTime) -> Option<SimDuration> {
+        let head_sent = self.sb.head()?.sent;
+        let due = head_sent + self.rtt.rto();
+        (due > now).then(|| due - now)
+    }
+
+    /// Linux `tcp_rearm_rto`: an RTO from now, or, when the timer was armed for a probe or
+    /// the reordering window, from the oldest outstanding transmission.
+    fn rearm_rto(&mut self, now: SimTime) {
+        if self.sb.packets_out() == 0 {
+            self.rto_deadline = None;
+            self.xmit_timer = XmitTimer::Rto;
             return;
         }
-        let state = self.cx.ca_state;
-        if (state < CaState::Recovery && self.sb.sacked_out() >= DUP_THRESH) || (state == CaState::Recovery && advanced) {
-            self.rate.lost += u64::from(self.sb.mark_head_lost());
+        let rto = match self.xmit_timer {
+            XmitTimer::Rto => self.rtt.rto(),
+            XmitTimer::LossProbe | XmitTimer::ReoTimeout => self.rto_delta(now).unwrap_or(SimDuration::from_micros(1)),
+        };
+        self.set_xmit_timer(XmitTimer::Rto, now + rto);
+    }
+
+    fn set_xmit_timer(&mut self, kind: XmitTimer, at: SimTime) {
+        self.xmit_timer = kind;
+        self.rto_deadline = Some(at);
+    }
+
+    /// Linux `tcp_send_loss_probe`: at most one probe outstanding; new data if the window
+    /// allows (cwnd aside), else the last segment again. The probe leaves with the next
+    /// `poll_transmit`, which re-arms the RTO from then.
+    fn send_loss_probe(&mut self, now: SimTime) {
+        if self.tlp_high_seq.is_none() {
+            self.tlp_retrans = false;
+            let payload = self.next_payload();
+            if payload > 0 && self.window_allows(payload) {
+                if !(self.cx.paced && now < self.cx.next_send_time) {
+                    self.probe = Some(Probe::NewData);
+                    return;
+                }
+            } else if let Some(last) = self.sb.snd_nxt().checked_sub(1).filter(|&s| s >= self.sb.snd_una()) {
+                let seg = self.sb.get(last);
+                if !seg.sacked() && !seg.retrans_outstanding() {
+                    self.probe = Some(Probe::Retransmit(last));
+                    return;
+                }
+            }
+        }
+        self.rearm_rto(now);
+    }
+
+    /// Sends the probe `send_loss_probe` decided on and records it (Linux `probe_sent`).
+    fn transmit_probe(&mut self, now: SimTime, probe: Probe) -> Transmit {
+        let t = match probe {
+            Probe::NewData => {
+                let t = self.transmit(now, self.sb.snd_nxt(), self.next_payload(), false);
+                self.cwnd_validate(self.sb.in_flight() >= self.cx.cwnd);
+                t
+            }
+            Probe::Retransmit(seq) => self.transmit(now, seq, self.sb.get(seq).payload, true),
+        };
+        self.tlp_high_seq = Some(self.sb.snd_nxt());
+        self.tlp_retrans = matches!(probe, Probe::Retransmit(_));
+        self.set_xmit_timer(XmitTimer::Rto, now + self.rtt.rto());
+        t
+    }
+
+    /// Linux `tcp_process_tlp_ack`, for an ACK at or above `tlp_high_seq`: a probe of new
+    /// data, or a duplicate ACK (both copies arrived), ends the episode; an ACK above it after
+    /// a retransmitted probe shows the probe repaired a loss: one CWR reduction.
+    fn process_tlp_ack(&mut self, above: bool, not_dup: bool) {
+        if !self.tlp_retrans {
+            self.tlp_high_seq = None;
+        } else if above {
+            self.init_cwnd_reduction();
+            self.set_state(CaState::Cwr);
+            self.end_cwnd_reduction();
+            self.try_keep_open();
+        } else if !not_dup {
+            self.tlp_high_seq = None;
         }
     }
 
@@ -587,12 +836,17 @@ impl TcpSender {
             self.set_state(CaState::Cwr);
         }
         if self.cx.ca_state != CaState::Cwr {
-            let any_retrans = self.sb.retrans_out() > 0 || self.sb.head().is_some_and(|h| h.ever_retransmitted());
-            let state = if self.sb.sacked_out() + self.sb.lost_out() > 0 || any_retrans { CaState::Disorder } else { CaState::Open };
-            if self.cx.ca_state != state {
-                self.set_state(state);
-                self.high_seq = self.sb.snd_nxt();
-            }
+            self.try_keep_open();
+        }
+    }
+
+    /// Linux `tcp_try_keep_open`: Disorder while anything is SACKed, lost or retransmitted.
+    fn try_keep_open(&mut self) {
+        let any_retrans = self.sb.retrans_out() > 0 || self.sb.head().is_some_and(|h| h.ever_retransmitted());
+        let state = if self.sb.sacked_out() + self.sb.lost_out() > 0 || any_retrans { CaState::Disorder } else { CaState::Open };
+        if self.cx.ca_state != state {
+            self.set_state(state);
+            self.high_seq = self.sb.snd_nxt();
         }
     }
 
@@ -607,6 +861,7 @@ impl TcpSender {
     /// Linux `tcp_init_cwnd_reduction` (RFC 6937).
     fn init_cwnd_reduction(&mut self) {
         self.high_seq = self.sb.snd_nxt();
+        self.tlp_high_seq = None;
         self.cx.cwnd_cnt = 0;
         self.cx.prior_cwnd = self.cx.cwnd;
         self.prr.start();
@@ -636,7 +891,12 @@ impl TcpSender {
             self.rto_deadline = None;
             return;
         }
-        self.rate.lost += u64::from(self.sb.mark_all_lost());
+        // Linux `tcp_timeout_mark_lost`: with RACK, segments sent within RACK.rtt of now are
+        // not due yet (the head always is).
+        let spare =
+            self.rack.as_ref().filter(|r| r.rtt_us() > 0).map(|r| SimTime(now.0.saturating_sub(SimDuration::from_micros(r.rtt_us()).0)));
+        self.tlp_high_seq = None;
+        self.rate.lost += u64::from(self.sb.mark_all_lost(spare));
         let state = self.cx.ca_state;
         if state <= CaState::Disorder || self.high_seq <= self.sb.snd_una() || (state == CaState::Loss && self.consecutive_rtos == 0) {
             self.cx.prior_cwnd = self.cx.cwnd;
@@ -651,7 +911,7 @@ impl TcpSender {
         self.consecutive_rtos += 1;
         self.rto_count += 1;
         self.rtt.back_off();
-        self.rto_deadline = Some(now + self.rtt.rto());
+        self.set_xmit_timer(XmitTimer::Rto, now + self.rtt.rto());
         self.check_app_limited();
     }
 
@@ -673,11 +933,16 @@ impl TcpSender {
         if in_flight >= self.cx.cwnd {
             return Sendable::CwndLimited;
         }
-        let after = self.sb.bytes_out() + u64::from(payload);
-        if after > self.snd_wnd || after > self.cfg.snd_buf_bytes {
+        if !self.window_allows(payload) {
             return Sendable::Nothing;
         }
         Sendable::NewData { payload }
+    }
+
+    /// The peer's window and the send buffer admit `payload` more bytes.
+    fn window_allows(&self, payload: u32) -> bool {
+        let after = self.sb.bytes_out() + u64::from(payload);
+        after <= self.snd_wnd && after <= self.cfg.snd_buf_bytes
     }
 
     fn transmit(&mut self, now: SimTime, seq: u32, payload: u32, is_retransmit: bool) -> Transmit {
@@ -691,16 +956,20 @@ impl TcpSender {
         if is_retransmit {
             self.sb.record_retransmit(seq, now, tx);
             self.retransmits += 1;
-            if seq == self.sb.snd_una() {
-                self.rto_deadline = Some(now + self.rtt.rto());
+            // Linux `tcp_xmit_retransmit_queue` leaves a pending reordering timer alone.
+            if seq == self.sb.snd_una() && !(self.xmit_timer == XmitTimer::ReoTimeout && self.rto_deadline.is_some()) {
+                self.set_xmit_timer(XmitTimer::Rto, now + self.rtt.rto());
             }
         } else {
             self.sb.push(Segment::new(payload, now, tx));
             self.new_bytes_sent += u64::from(payload);
             if packets_out == 0 {
-                self.rto_deadline = Some(now + self.rtt.rto());
+                self.set_xmit_timer(XmitTimer::Rto, now + self.rtt.rto());
             }
             cwr = std::mem::take(&mut self.queue_cwr);
+        }
+        if let Some(rack) = self.rack.as_mut() {
+            rack.on_sent(seq, self.sb.get(seq));
         }
         // Linux tcp_ecn_send: ECT on new data; retransmissions only for NEEDS_ECN algorithms.
         let ect = match self.cfg.ecn {

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::testkit::{ack_every_segment, ms, Hook, HookLog, Probe, Spy, Wire};
-use crate::{DelayedAck, EcnMode};
+use crate::{DelayedAck, EcnMode, RecoveryMode};
 use tcplab_cc::RateSample;
 use tcplab_core::SackBlock;
 
@@ -141,9 +141,10 @@ fn limited_transmit_on_the_first_two_dupacks() {
 }
 
 #[test]
-fn tail_loss_is_repaired_by_rto_and_the_second_rto_is_backed_off() {
+fn without_tlp_a_tail_loss_is_repaired_by_rto_and_the_second_rto_is_backed_off() {
     let (cc, log) = Probe::reno();
-    let mut w = Wire::new(ack_every_segment(), cc, Some(30 * MSS), SimDuration::from_millis(50));
+    let cfg = TcpConfig { recovery: RecoveryMode::Rfc6675, ..ack_every_segment() };
+    let mut w = Wire::new(cfg, cc, Some(30 * MSS), SimDuration::from_millis(50));
     for seq in [27, 28, 29] {
         w.drop_copy(seq, 1);
     }
@@ -500,4 +501,107 @@ fn bbr_marks_what_it_sends_in_probe_rtt_app_limited() {
             assert!((24..=30).contains(&app_limited), "{app_limited} app-limited samples");
         }
     }
+}
+
+fn retransmission_times(w: &Wire) -> Vec<(SimTime, u32)> {
+    w.retransmissions().iter().map(|s| (s.at, s.tx.header.seq)).collect()
+}
+
+// RFC 8985 §7, Linux tcp_schedule_loss_probe / tcp_send_loss_probe. 30 segments, RTT 100 ms:
+// all sent by 100 ms; 27, 28, 29 lost; the last ACK (of 26) comes at 200 ms, SRTT 100 ms, so
+// the probe timer is 2·SRTT + TCP_TIMEOUT_MIN = 202 ms (RTO 300 ms). With nothing new to send,
+// the probe repeats the last segment (29) at 402 ms; its SACK at 502 ms lets RACK mark 27 and
+// 28 lost (sent 402 ms earlier, RACK.rtt 100 ms + window 25 ms): Recovery retransmits 27 (PRR
+// allows one), then 28 on the next ACK. No RTO. RFC 6675 alone waits for the RTO at 500 ms.
+#[test]
+fn a_tail_loss_is_repaired_by_a_loss_probe_at_two_srtt() {
+    let run = |recovery| {
+        let (cc, _) = Probe::reno();
+        let cfg = TcpConfig { recovery, ..ack_every_segment() };
+        let mut w = Wire::new(cfg, cc, Some(30 * MSS), SimDuration::from_millis(50));
+        for seq in [27, 28, 29] {
+            w.drop_copy(seq, 1);
+        }
+        w.run_until(ms(10_000));
+        assert!(w.tx.is_done());
+        w
+    };
+    let w = run(RecoveryMode::RackTlp);
+    assert_eq!(retransmission_times(&w), vec![(ms(402), 29), (ms(502), 27), (ms(602), 28)]);
+    assert_eq!(w.tx.stats().rto_count, 0);
+    let old = run(RecoveryMode::Rfc6675);
+    assert_eq!(old.retransmissions()[0].at, ms(500));
+    assert_eq!(old.tx.stats().rto_count, 1);
+}
+
+// RFC 8985 §6.2, Linux tcp_rack_detect_loss / tcp_rack_reo_timeout. Ten segments sent at 0,
+// RTT 100 ms, 8 lost: the SACK of 9 at 100 ms gives RACK.rtt 100 ms and, with one segment
+// SACKed and no reordering seen, a window of min_rtt/4 = 25 ms. 8 is lost at 0 + 100 + 25 ms;
+// the reordering timer fires after ⌈25 ms⌉ + TCP_TIMEOUT_MIN (2 ms) and the retransmission
+// leaves at 127 ms. RFC 6675 (one SACKed segment, below DupThresh) waits for the RTO.
+#[test]
+fn a_hole_with_fewer_than_dupthresh_sacks_is_lost_after_rtt_plus_the_reordering_window() {
+    let run = |recovery| {
+        let (cc, log) = Probe::reno();
+        let cfg = TcpConfig { recovery, ..ack_every_segment() };
+        let mut w = Wire::new(cfg, cc, Some(10 * MSS), SimDuration::from_millis(50));
+        w.drop_copy(8, 1);
+        w.run_until(ms(10_000));
+        assert!(w.tx.is_done());
+        (w, log)
+    };
+    let (w, log) = run(RecoveryMode::RackTlp);
+    assert_eq!(retransmission_times(&w), vec![(ms(127), 8)]);
+    assert_eq!(states_entered(&log), vec![CaState::Disorder, CaState::Recovery, CaState::Open]);
+    assert_eq!(ssthresh_calls(&log), vec![(18, 9)]);
+    assert_eq!(w.tx.stats().rto_count, 0);
+    let (old, _) = run(RecoveryMode::Rfc6675);
+    assert_eq!(old.tx.stats().rto_count, 1);
+}
+
+// RACK judges a retransmission by its own send time: 30's retransmission (300 ms) is lost
+// too; segments PRR sent after it in the same instant are SACKed at 400 ms, one RACK.rtt
+// later, so 30 goes again at 400 ms within the same recovery. RFC 6675 needs the RTO.
+#[test]
+fn a_lost_retransmission_is_repaired_without_an_rto() {
+    let run = |recovery| {
+        let (cc, log) = Probe::reno();
+        let cfg = TcpConfig { recovery, ..ack_every_segment() };
+        let mut w = Wire::new(cfg, cc, None, SimDuration::from_millis(50));
+        w.drop_copy(30, 1);
+        w.drop_copy(30, 2);
+        w.run_until(ms(1500));
+        (w, log)
+    };
+    let (w, log) = run(RecoveryMode::RackTlp);
+    assert_eq!(retransmission_times(&w), vec![(ms(300), 30), (ms(400), 30)]);
+    assert_eq!(w.tx.stats().rto_count, 0);
+    assert_eq!(ssthresh_calls(&log), vec![(40, 20)]);
+    let (old, _) = run(RecoveryMode::Rfc6675);
+    assert_eq!(old.tx.stats().rto_count, 1);
+}
+
+// One segment out (29, lost): the probe timer is 2·SRTT + rto_min = 400 ms, capped by the
+// RTO (300 ms), so the probe repeats 29 at 500 ms where RFC 6675 times out. Its ACK (30 =
+// tlp_high_seq) at 600 ms proves nothing; more data written then is ACKed at 700 ms, above
+// tlp_high_seq, which shows the probe repaired a loss: one CWR reduction (Linux
+// tcp_process_tlp_ack), then Open again.
+#[test]
+fn a_probe_that_repaired_a_loss_costs_one_cwr_reduction() {
+    let (cc, log) = Probe::reno();
+    let mut w = Wire::new(ack_every_segment(), cc, Some(30 * MSS), SimDuration::from_millis(50));
+    w.drop_copy(29, 1);
+    w.run_until(ms(650));
+    assert_eq!(retransmission_times(&w), vec![(ms(500), 29)]);
+    assert!(ssthresh_calls(&log).is_empty());
+    w.tx.write(10 * MSS);
+    w.run_until(ms(2000));
+    assert!(w.tx.is_done());
+    assert_eq!(w.tx.stats().rto_count, 0);
+    assert_eq!(states_entered(&log), vec![CaState::Cwr, CaState::Open]);
+    let cuts: Vec<SimTime> =
+        hooks(&log).iter().filter_map(|h| if let Hook::Ssthresh { now, .. } = h { Some(*now) } else { None }).collect();
+    assert_eq!(cuts, vec![ms(700)]);
+    let (_, ssthresh) = ssthresh_calls(&log)[0];
+    assert_eq!(events(&log, CwndEvent::CompleteCwr), vec![(ms(700), ssthresh, ssthresh)]);
 }

@@ -193,6 +193,12 @@ def _namespace_sysctls(plan_: EmuPlan) -> list[str]:
         "net.ipv4.tcp_window_scaling=1",
         "net.ipv4.tcp_ecn=2",  # request ECN only on routes with `features ecn`; accept it
         f"net.ipv4.tcp_slow_start_after_idle={int(tcp['slow_start_after_idle'])}",
+        # RACK (1) and the tail loss probe (3), or DupThresh alone with neither (0, 0)
+        *(
+            ["net.ipv4.tcp_recovery=1", "net.ipv4.tcp_early_retrans=3"]
+            if tcp["recovery"] == "rack-tlp"
+            else ["net.ipv4.tcp_recovery=0", "net.ipv4.tcp_early_retrans=0"]
+        ),
     ]
 
 

@@ -414,6 +414,11 @@ KERNEL_SETTINGS: dict[str, Handling] = {
         "fq: SO_MAX_PACING_RATE on the sender's socket, which turns on the kernel's own pacing at the rate fq "
         "enforces (200 % of cwnd/SRTT in slow start, 120 % after); off: none"
     ),
+    "tcp.recovery": Handling(
+        "net.ipv4.tcp_recovery and net.ipv4.tcp_early_retrans in the senders' and receivers' namespaces "
+        "(rack-tlp: 1 and 3, the kernel's defaults; rfc6675: 0 and 0, which also stops the loss probe)",
+        _same_in_namespace("recovery", "net.ipv4.tcp_recovery"),
+    ),
     "tcp.ecn": Handling(
         "features ecn on the senders' route to the flow's receiver (the receivers accept, net.ipv4.tcp_ecn=2); TCP_INFO options are checked",
         _ecn,
