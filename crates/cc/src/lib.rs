@@ -166,7 +166,7 @@ pub struct CcCx {
     /// ECN negotiated for this connection.
     pub ecn_enabled: bool,
     /// The sender builds GSO bursts (scenario `tcp.gso`, Linux since 4.17): BBR then budgets
-    /// for bursts sized from the pacing rate (`gso`), else for single segments.
+    /// for bursts sized from the pacing rate, else for single segments.
     pub gso: bool,
 }
 
