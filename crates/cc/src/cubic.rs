@@ -7,7 +7,7 @@
 //! a 64-entry table and one Newton step (≈0.2 % average error), so K may differ from a
 //! Linux host by a few 2⁻¹⁰ s; values that would overflow Linux's u32/u64 (cwnd ≳ 10⁶
 //! packets, epochs of hours) saturate instead of wrapping; the HyStart ACK-delay cushion
-//! uses the MSS where Linux uses the GSO size (TSO-less, docs/models.md).
+//! uses the MSS where Linux uses the device's GSO size (docs/models.md, GSO bursts).
 //!
 //! ns-3 TcpCubic differs: float K and target, byte-counting slow start, HyStart
 //! delay cap 1000 ms (Linux 16 ms), RTT samples discarded for 10 ms after an epoch start
@@ -497,7 +497,9 @@ fn delay_threshold(base_us: u64) -> u64 {
 }
 
 /// Linux `hystart_ack_delay`: time to send 4 segments at the pacing rate, at most 1 ms, µs
-/// (0 without a pacing rate). Linux counts GSO-sized segments; TSO-less, one MSS each.
+/// (0 without a pacing rate). Linux counts 4 × the device's GSO size (`sk_gso_max_size`: 64 KB
+/// by default, i.e. 1 ms below 2 Gbit/s; about one MTU on devices with `gso_max_size` = MTU,
+/// as the emulation backend's); here 4 MSS.
 fn hystart_ack_delay(cx: &CcCx) -> u64 {
     if cx.pacing_rate == 0 {
         return 0;

@@ -14,6 +14,7 @@ pub mod bic;
 pub mod config;
 pub mod cubic;
 pub mod dctcp;
+pub mod gso;
 pub mod highspeed;
 pub mod htcp;
 pub mod hybla;
@@ -164,10 +165,13 @@ pub struct CcCx {
     pub last_send_time: SimTime,
     /// ECN negotiated for this connection.
     pub ecn_enabled: bool,
+    /// The sender builds GSO bursts (scenario `tcp.gso`, Linux since 4.17): BBR then budgets
+    /// for bursts sized from the pacing rate, else for single segments.
+    pub gso: bool,
 }
 
 impl CcCx {
-    /// A fresh connection: cwnd 10, ssthresh infinite (docs/models.md, TSO-less).
+    /// A fresh connection: cwnd 10, ssthresh infinite, no GSO until the sender turns it on.
     pub fn new(mss: u32) -> Self {
         CcCx {
             now: SimTime::ZERO,
@@ -196,6 +200,7 @@ impl CcCx {
             next_send_time: SimTime::ZERO,
             last_send_time: SimTime::ZERO,
             ecn_enabled: false,
+            gso: false,
         }
     }
 
@@ -289,6 +294,12 @@ pub trait CongestionControl: Send + fmt::Debug {
     /// `tcp_bbr_info`, or None for algorithms that report none.
     fn get_info(&self, _cx: &CcCx) -> Option<BbrInfo> {
         None
+    }
+
+    /// The least segments per GSO burst (Linux `min_tso_segs`; without the hook Linux uses
+    /// `sysctl_tcp_min_tso_segs`).
+    fn min_tso_segs(&self, _cx: &CcCx) -> u32 {
+        gso::TCP_MIN_TSO_SEGS
     }
 
     /// True for algorithms that need ECN with accurate per-packet CE feedback (Linux

@@ -1,6 +1,6 @@
 //! Packets as they cross the simulated network: a data segment or an ACK of one TCP flow.
-//! Sequence numbers count MSS-sized segments (docs/models.md, TSO-less: one simulator packet is one
-//! segment), so the SACK scoreboard and every window are in packets, as in Linux.
+//! Sequence numbers count MSS-sized segments (docs/models.md, GSO bursts: one simulator packet is
+//! one segment), so the SACK scoreboard and every window are in packets, as in Linux.
 //! A packet is `Copy` and carries no heap data: the hot path never allocates.
 
 use crate::time::SimTime;

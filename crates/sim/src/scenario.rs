@@ -179,6 +179,10 @@ pub struct TcpSpec {
     pub quickack: u32,
     /// Halve cwnd after an idle period longer than the RTO (Linux default on).
     pub slow_start_after_idle: bool,
+    /// GSO bursts, as Linux since 4.17: a paced sender releases about 1 ms of data (at least
+    /// 2 segments) back to back per departure and BBR budgets for it; false = one segment
+    /// per departure.
+    pub gso: bool,
 }
 
 impl Default for TcpSpec {
@@ -201,6 +205,7 @@ impl Default for TcpSpec {
             delack_timeout: DurationValue(SimDuration::from_millis(40)),
             quickack: 16,
             slow_start_after_idle: true,
+            gso: true,
         }
     }
 }

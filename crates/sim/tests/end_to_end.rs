@@ -107,7 +107,9 @@ fn every_example_scenario_runs_and_keeps_the_invariants() {
 // bw estimate is the payload rate, 10 Mbit/s × 1448/1500 = 9.6533 Mbit/s (the delivery rate
 // counts packets, reported × MSS; only the integer packets/µs << 24 arithmetic rounds it, far
 // below 0.1 %); min_rtt is the empty-queue RTT, 40 ms + 1500 B at 10 Mbit/s (1.2 ms) + the ACK's
-// 52 B at 10 Mbit/s (41.6 µs) + 1500 B over the two 1 Gbit/s access links (24 µs) = 41.266 ms;
+// 52 B at 10 Mbit/s (41.6 µs) + 1500 B over the two 1 Gbit/s access links (24 µs) = 41.266 ms,
+// plus 1.2 ms with GSO: a burst is 2 packets and the ACK (every second packet) is the second's,
+// which waited for the first at the bottleneck;
 // the gains are v1's: 739/256 in STARTUP (pacing and cwnd), 88/256 and 739/256 in DRAIN, the
 // 5/4, 3/4, 1 pacing cycle with cwnd gain 2 in PROBE_BW, 1 and 1 in PROBE_RTT.
 #[test]
@@ -130,8 +132,10 @@ fn bbr_records_its_model_and_cubic_none() {
             other => panic!("mode {other}"),
         }
         if s.t_s[i] >= 1.0 {
-            let bw = s.bbr_bw_mbps[i];
-            assert!((bw / payload_mbps(10.0) - 1.0).abs() < 1e-3, "bw {bw} Mbit/s at {} s", s.t_s[i]);
+            // At most 1 % low: when the 10-round max filter has seen no 5/4 phase (PROBE_RTT's
+            // rounds count), it holds cruise samples paced 1 % below bw (bbr_pacing_margin_percent).
+            let ratio = s.bbr_bw_mbps[i] / payload_mbps(10.0);
+            assert!(ratio < 1.0 + 1e-3 && ratio > 0.99 - 1e-3, "bw {} Mbit/s at {} s", s.bbr_bw_mbps[i], s.t_s[i]);
         }
     }
     assert!(s.cc_state.contains(&"PROBE_RTT"), "min_rtt expires after 10 s");
@@ -140,7 +144,8 @@ fn bbr_records_its_model_and_cubic_none() {
     }
     assert!(pacing_gains_in_probe_bw.iter().all(|g| [1.25, 0.75, 1.0].contains(g)));
     let last = s.t_s.len() - 1;
-    assert!((s.bbr_min_rtt_ms[last] - 41.266).abs() < 1e-3, "min_rtt {}", s.bbr_min_rtt_ms[last]);
+    assert!((s.bbr_bw_mbps[last] / payload_mbps(10.0) - 1.0).abs() < 1e-3, "bw {}", s.bbr_bw_mbps[last]);
+    assert!((s.bbr_min_rtt_ms[last] - 42.466).abs() < 1e-3, "min_rtt {}", s.bbr_min_rtt_ms[last]);
 
     // BBRv3 reports the same model (its bbr_get_info): the bw in use and min_rtt.
     let v3 = run_ok(scenario(&dumbbell(&["bbr3"], "10Mbps", "20ms", "330pkt", "3s")));

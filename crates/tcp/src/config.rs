@@ -1,6 +1,7 @@
 //! Per-connection TCP settings, defaulting to Linux (docs/models.md, TCP sender: initial window 10
-//! (RFC 6928), 200 ms RTO floor, SACK on with RACK-TLP loss detection, delayed ACK every 2 segments with a 40 ms timer
-//! and quickack at start, slow start after idle on, no pacing without fq).
+//! (RFC 6928), 200 ms RTO floor, SACK on with RACK-TLP loss detection, delayed ACK every 2
+//! segments with a 40 ms timer and quickack at start, slow start after idle on, no pacing
+//! without fq, GSO bursts).
 //! ns-3 defaults differ: MinRto 1 s, DelAckTimeout 200 ms, no quickack, 536-byte segments.
 
 use tcplab_cc::INFINITE_SSTHRESH;
@@ -103,6 +104,10 @@ pub struct TcpConfig {
     pub delayed_ack: DelayedAck,
     /// Linux `tcp_slow_start_after_idle` (tcp_cwnd_restart()).
     pub slow_start_after_idle: bool,
+    /// GSO bursts (Linux since 4.17, `tcp_tso_autosize`): a paced sender releases up to ≈ 1 ms
+    /// of data back to back per departure, and BBR budgets for such bursts; false = one
+    /// segment per departure.
+    pub gso: bool,
 }
 
 impl Default for TcpConfig {
@@ -123,6 +128,7 @@ impl Default for TcpConfig {
             ecn: EcnMode::Off,
             delayed_ack: DelayedAck::default(),
             slow_start_after_idle: true,
+            gso: true,
         }
     }
 }

@@ -1,13 +1,15 @@
 //! The TCP sender (docs/models.md, TCP sender): Linux `tcp_ack` per-ACK processing with the
 //! congestion-control hooks in Linux order, SACK/NewReno loss recovery (RFC 6675 / RFC 6582,
 //! Linux `tcp_fastretrans_alert`), PRR, RTO with go-back-N (Linux `tcp_enter_loss`),
-//! cwnd-limited tracking and slow start after idle, pacing and RFC 3168 ECN.
+//! cwnd-limited tracking and slow start after idle, pacing with GSO bursts and RFC 3168 ECN.
 //!
 //! Per ACK: (1) SACK tagging and cleaning of the retransmit queue, feeding the rate sampler;
 //! (2) `in_ack_event`; (3) RTT estimator, then `pkts_acked`; (4) loss detection and the CA
 //! state machine (`ssthresh`, `set_state`, `cwnd_event(CompleteCwr)`); (5) rate sample;
 //! (6) `cong_control`, or PRR in CWR/Recovery, or `cong_avoid`, then the fq pacing rate.
-//! The caller then drains [`TcpSender::poll_transmit`] (7).
+//! The caller then drains [`TcpSender::poll_transmit`] (7): with `gso` a paced sender releases
+//! one GSO burst per departure (Linux `tcp_write_xmit`: `tcp_tso_segs` segments, at most
+//! `tcp_cwnd_test`'s quota), a retransmission one segment.
 //!
 //! Loss detection is RACK-TLP by default (RFC 8985; rack.rs, and here Linux
 //! `tcp_identify_packet_loss`, `tcp_rack_reo_timeout`, `tcp_schedule_loss_probe`,
@@ -15,9 +17,10 @@
 //! reordering timeout share one timer as they share Linux's `icsk_retransmit_timer`.
 //!
 //! Not modelled (Linux defaults left out, docs/models.md): F-RTO and undo, D-SACK, the
-//! DupThresh growth on reordering, Nagle, TSO. ns-3 differs in counting windows in bytes,
-//! entering recovery only on DupThresh duplicate ACKs, a 1 s minimum RTO and the RFC 6298
-//! estimator, and in raising COMPLETE_CWR-like events for every algorithm.
+//! DupThresh growth on reordering, Nagle, TSO deferral (`tcp_tso_should_defer`). ns-3 differs
+//! in counting windows in bytes, entering recovery only on DupThresh duplicate ACKs, a 1 s
+//! minimum RTO and the RFC 6298 estimator, and in raising COMPLETE_CWR-like events for every
+//! algorithm.
 
 use crate::config::{EcnMode, PacingMode, RecoveryMode, TcpConfig};
 use crate::pacing::{fq_pacing_rate, schedule_next_departure};
@@ -26,6 +29,7 @@ use crate::rack::Rack;
 use crate::rate::RateSampler;
 use crate::rtt::{RttEstimator, WindowedMin, JIFFY_US, MIN_RTT_WINDOW};
 use crate::scoreboard::{Scoreboard, Segment, DUP_THRESH};
+use tcplab_cc::gso::tso_autosize;
 use tcplab_cc::{rate_sample::AckContext, AckFlags, AckSample, BbrInfo, CaState, CcCx, CongestionControl, CwndEvent, INFINITE_SSTHRESH};
 use tcplab_core::{AckHeader, DataHeader, Ecn, Rate, SimDuration, SimTime};
 
@@ -170,6 +174,12 @@ pub struct TcpSender {
     bytes_sent: u64,
     bytes_acked: u64,
     segments_sent: u64,
+    /// Segments of the current GSO burst still to go, and when it left: a burst is what one
+    /// drain of `poll_transmit` sends at one instant.
+    burst_left: u32,
+    burst_at: SimTime,
+    /// Linux `tcp_tso_segs` for the (pacing rate, min RTT, min_tso_segs) it was computed from.
+    tso_segs: (u32, Option<(u64, u64, u32)>),
 }
 
 impl TcpSender {
@@ -181,6 +191,7 @@ impl TcpSender {
         cx.ecn_enabled = cfg.ecn.enabled();
         cx.paced = cc.has_cong_control() || cfg.pacing == PacingMode::Fq;
         let rack = (cfg.recovery == RecoveryMode::RackTlp && cfg.sack).then(Rack::default);
+        cx.gso = cfg.gso;
         TcpSender {
             rtt: RttEstimator::new(&cfg),
             snd_wnd: cfg.rcv_buf_bytes,
@@ -211,6 +222,9 @@ impl TcpSender {
             bytes_sent: 0,
             bytes_acked: 0,
             segments_sent: 0,
+            burst_left: 0,
+            burst_at: SimTime::ZERO,
+            tso_segs: (1, None),
         }
     }
 
@@ -395,25 +409,36 @@ impl TcpSender {
         out
     }
 
-    /// The next segment that may leave at `now` (retransmissions first), or None.
+    /// The next segment that may leave at `now` (retransmissions first), or None. Drain it:
+    /// a GSO burst ends when it returns None.
     pub fn poll_transmit(&mut self, now: SimTime) -> Option<Transmit> {
         if let Some(probe) = self.probe.take() {
             self.cx.now = now;
             return Some(self.transmit_probe(now, probe));
         }
-        if !self.started || (self.cx.paced && now < self.cx.next_send_time) {
+        let tx = self.next_transmit(now);
+        if tx.is_none() {
+            self.burst_left = 0;
+        }
+        tx
+    }
+
+    fn next_transmit(&mut self, now: SimTime) -> Option<Transmit> {
+        if !self.started || self.pacing_holds(now) {
             return None;
         }
         self.cx.now = now;
         match self.sendable() {
             Sendable::Retransmission => {
                 let seq = self.sb.next_retransmit()?;
+                self.begin_burst(now, true);
                 Some(self.transmit(now, seq, self.sb.get(seq).payload, true))
             }
             Sendable::NewData { payload } => {
                 if self.sb.packets_out() == 0 {
                     self.restart_after_idle(now);
                 }
+                self.begin_burst(now, false);
                 let t = self.transmit(now, self.sb.snd_nxt(), payload, false);
                 self.cwnd_validate(self.sb.in_flight() >= self.cx.cwnd);
                 if self.rack.is_some() {
@@ -449,10 +474,50 @@ impl TcpSender {
 
     /// When pacing releases the segment that is ready to go, if pacing holds one.
     pub fn pacing_release(&self) -> Option<SimTime> {
-        let held = self.cx.paced
-            && self.cx.next_send_time > self.cx.now
-            && matches!(self.sendable(), Sendable::Retransmission | Sendable::NewData { .. });
+        let held = self.pacing_holds(self.cx.now) && matches!(self.sendable(), Sendable::Retransmission | Sendable::NewData { .. });
         held.then_some(self.cx.next_send_time)
+    }
+
+    /// Pacing holds the next segment at `now`: it is not part of a burst under way and its
+    /// departure time has not come.
+    fn pacing_holds(&self, now: SimTime) -> bool {
+        self.cx.paced && !self.in_burst(now) && now < self.cx.next_send_time
+    }
+
+    fn in_burst(&self, now: SimTime) -> bool {
+        self.burst_left > 0 && now == self.burst_at
+    }
+
+    /// Starts a burst at `now` unless one is under way: one segment for a retransmission,
+    /// else `burst_segs`. Paced senders only: unpaced segments all leave at once anyway.
+    fn begin_burst(&mut self, now: SimTime, retransmission: bool) {
+        if !self.cx.paced || self.in_burst(now) {
+            return;
+        }
+        self.burst_left = if retransmission { 1 } else { self.burst_segs() };
+        self.burst_at = now;
+    }
+
+    /// Segments in the next burst of new data (Linux `tcp_write_xmit`): `tcp_tso_segs`, at
+    /// most `tcp_cwnd_test`'s quota min(cwnd − in_flight, max(cwnd/2, 1)). The receive window
+    /// and the data at hand end a burst early, segment by segment.
+    fn burst_segs(&mut self) -> u32 {
+        let cwnd = self.cx.cwnd;
+        let quota = cwnd.saturating_sub(self.sb.in_flight()).min((cwnd >> 1).max(1));
+        self.tso_segs().min(quota)
+    }
+
+    /// Linux `tcp_tso_segs`: `tcp_tso_autosize` with the algorithm's `min_tso_segs`, recomputed
+    /// only when its inputs change; 1 without GSO.
+    fn tso_segs(&mut self) -> u32 {
+        if !self.cfg.gso {
+            return 1;
+        }
+        let key = (self.cx.pacing_rate, self.min_rtt.get(), self.cc.min_tso_segs(&self.cx));
+        if self.tso_segs.1 != Some(key) {
+            self.tso_segs = (tso_autosize(key.0, self.cfg.mss, key.1, key.2), Some(key));
+        }
+        self.tso_segs.0
     }
 
     /// Fires the retransmission timer (RTO, loss probe or reordering timeout) if it is due;
@@ -982,6 +1047,9 @@ impl TcpSender {
             self.prr.on_sent();
         }
         if self.cx.paced {
+            // Each segment of a burst moves the departure time on by its own length: the
+            // next burst waits for the whole burst (Linux advances once by skb->len).
+            self.burst_left = self.burst_left.saturating_sub(1);
             schedule_next_departure(&mut self.cx, now, payload);
         }
         self.last_send = Some(now);

@@ -362,7 +362,8 @@ fn slow_start_restarts_after_an_idle_rto() {
 fn fq_pacing_spreads_the_window() {
     let run = |pacing| {
         let (cc, _) = Probe::reno();
-        let cfg = TcpConfig { pacing, ..ack_every_segment() };
+        // one segment per departure (GSO bursts are tested below)
+        let cfg = TcpConfig { pacing, gso: false, ..ack_every_segment() };
         let mut w = Wire::new(cfg, cc, None, SimDuration::from_millis(50));
         w.run_until(ms(1000));
         let after_first_rtt: Vec<SimTime> = w.sent.iter().filter(|s| s.at > ms(100)).map(|s| s.at).collect();
@@ -375,6 +376,56 @@ fn fq_pacing_spreads_the_window() {
     assert_eq!(bursts_fq, 0);
     // the rate is reported either way (Linux computes it even when not paced)
     assert!(st_off.pacing_rate.is_some() && st_fq.pacing_rate.is_some());
+}
+
+/// 100 Mbit/s of pacing, 12 500 000 B/s: one 1448 B segment takes 115 840 ns, and Linux
+/// `tcp_tso_autosize` gives ⌊(12 500 000 >> 10) / 1448⌋ = ⌊12207 / 1448⌋ = 8 segments per burst
+/// (a 20 ms RTT adds no min-RTT allowance: 20000 >> 9 = 39 ≥ 32).
+const RATE_100M: u64 = 12_500_000;
+const SEG_NS: u64 = 115_840;
+
+/// Send times (ns) of the first `n` segments of a paced transfer at `cwnd` and RATE_100M.
+fn first_departures(cwnd: u32, gso: bool, n: usize) -> Vec<u64> {
+    let (cc, _) = Probe::fixed_rate(cwnd, RATE_100M);
+    let mut w = Wire::new(TcpConfig { gso, ..ack_every_segment() }, cc, None, SimDuration::from_millis(10));
+    w.run_until(ms(5));
+    w.sent.iter().take(n).map(|s| s.at.0).collect()
+}
+
+#[test]
+fn gso_bursts_leave_back_to_back_and_the_next_waits_for_the_whole_burst() {
+    // cwnd 200: tcp_cwnd_test allows min(200, 100) = 100, so bursts of 8 segments at 0,
+    // 8 · 115 840 = 926 720 ns, 1 853 440 ns, ...
+    let burst = |k: u64| vec![k * 8 * SEG_NS; 8];
+    assert_eq!(first_departures(200, true, 24), [burst(0), burst(1), burst(2)].concat());
+    // Without GSO: one segment per 115 840 ns.
+    let single: Vec<u64> = (0..24).map(|i| i * SEG_NS).collect();
+    assert_eq!(first_departures(200, false, 24), single);
+}
+
+#[test]
+fn a_burst_is_at_most_half_the_cwnd() {
+    // cwnd 4: tcp_cwnd_test's quota is min(4 − in_flight, max(4/2, 1)) = 2 although the rate
+    // asks for 8; two bursts of 2, the second 2 · 115 840 ns later, then cwnd is full.
+    let gap = 2 * SEG_NS;
+    assert_eq!(first_departures(4, true, 5), [0, 0, gap, gap]);
+    // cwnd 1: max(1/2, 1) = 1 segment.
+    assert_eq!(first_departures(1, true, 2), [0]);
+}
+
+#[test]
+fn the_receive_window_ends_a_burst_early_and_the_next_waits_for_what_was_sent() {
+    // A 3-segment receive window cuts the first burst of 8 to 3 at t = 0. Their ACKs all come
+    // back at 20 ms, each opening the window by one segment: the first lets a 1-segment burst
+    // go at 20 ms, which holds the next departure to 20 ms + 115 840 ns; the window the other
+    // two ACKs opened then leaves as one burst of 2.
+    let (cc, _) = Probe::fixed_rate(200, RATE_100M);
+    let cfg = TcpConfig { rcv_buf_bytes: 3 * MSS, ..ack_every_segment() };
+    let mut w = Wire::new(cfg, cc, None, SimDuration::from_millis(10));
+    w.run_until(ms(21));
+    let at: Vec<u64> = w.sent.iter().map(|s| s.at.0).collect();
+    let t = 20_000_000;
+    assert_eq!(at, [0, 0, 0, t, t + SEG_NS, t + SEG_NS]);
 }
 
 #[test]

@@ -165,6 +165,9 @@ impl CongestionControl for Spy {
     fn needs_accurate_ecn(&self) -> bool {
         self.inner.needs_accurate_ecn()
     }
+    fn min_tso_segs(&self, cx: &CcCx) -> u32 {
+        self.inner.min_tso_segs(cx)
+    }
 }
 
 /// One transmission seen on the wire.

@@ -437,6 +437,11 @@ KERNEL_SETTINGS: dict[str, Handling] = {
         "net.ipv4.tcp_slow_start_after_idle in the senders' and receivers' namespaces",
         _same_in_namespace("slow_start_after_idle", "net.ipv4.tcp_slow_start_after_idle"),
     ),
+    "tcp.gso": Handling(
+        "the kernel's GSO skbs, sized from the pacing rate, which BBR's cwnd and in-flight budgets count "
+        "(bbr_tso_segs_goal); the veths' gso_max_segs 1 (plan.py) holds each skb to one segment, so the kernel paces single segments",
+        _exactly(True, "the kernel always builds GSO skbs (Linux 4.17 and later)"),
+    ),
 }
 """Every key of a resolved dumbbell scenario: `flows.*` stands for each flow, `tcp.*` for the
 scenario's `tcp` table and each flow's own (the flow's values are what is checked)."""

@@ -1,12 +1,14 @@
 //! What BBR v1 (`crate::bbr`, Linux tcp_bbr.c) and BBRv3 (`crate::bbr3`, google/bbr v3)
 //! compute alike, in Linux units (bw in packets/µs << 24, gains in 1/256): the pacing-rate
 //! setters, the BDP, the quantisation budget, packets in the network at the next departure,
-//! the saved cwnd and the ACK-aggregation (extra_acked) model. Where the two versions differ,
-//! the difference is a parameter the caller passes: the rate conversion (v3 floors it at
-//! 1 B/s), the BDP before any RTT (v1 `TCP_INIT_CWND`, v3 `init_cwnd`), the budget rule
-//! ([`Budget`]), the extra_acked window and when the allowance applies.
+//! the saved cwnd, the GSO goal both budget with and the ACK-aggregation (extra_acked) model.
+//! Where the two versions differ, the difference is a parameter the caller passes: the rate
+//! conversion (v3 floors it at 1 B/s), the BDP before any RTT (v1 `TCP_INIT_CWND`, v3
+//! `init_cwnd`), the goal and budget rules ([`Version`]), the extra_acked window and when the
+//! allowance applies.
 
-use super::{BBR_SCALE, BBR_UNIT, BW_SCALE, BW_UNIT, CWND_MIN_TARGET, SEND_QUANTUM};
+use super::{BBR_SCALE, BBR_UNIT, BW_SCALE, BW_UNIT, CWND_MIN_TARGET};
+use crate::gso::{self, GSO_MAX_BYTES, PACING_SHIFT, TCP_MIN_TSO_SEGS};
 use crate::{BbrInfo, CaState, CcCx, RateSample};
 
 /// Restart the aggregation epoch once this many packets were acked in it (Linux
@@ -71,21 +73,84 @@ pub(crate) fn bdp(bw: u64, min_rtt_us: u32, gain: u32, no_rtt: u32) -> u32 {
     bdp.min(u128::from(u32::MAX)) as u32
 }
 
-/// How the two versions of Linux `bbr_quantization_budget` pad a cwnd.
+/// Where the two versions' GSO goal (Linux `bbr_tso_segs_goal`) and quantisation budget
+/// (`bbr_quantization_budget`) differ.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Budget {
-    /// v1: room for 3 send quanta, rounded up to even.
+pub(crate) enum Version {
+    /// v1: goal ≈ 1 ms at the pacing rate, at least `bbr_min_tso_segs`, at most 127; the
+    /// budget adds room for 3 goals, rounded up to even.
     V1,
-    /// v3: room for 3 send quanta and at least CWND_MIN_TARGET packets.
+    /// v3 (`bbr_tso_segs_generic`): goal as Linux `tcp_tso_autosize` with BBR's min RTT and at
+    /// least 2; the budget is at least 3 goals and CWND_MIN_TARGET packets.
     V3,
 }
 
-/// Linux `bbr_quantization_budget`: `budget`'s padding, and 2 more packets while `probing`
-/// (v1's 5/4 phase, v3's PROBE_UP) so that probing raises in-flight even for tiny BDPs.
-pub(crate) fn quantization_budget(budget: Budget, cwnd: u32, probing: bool) -> u32 {
-    let cwnd = match budget {
-        Budget::V1 => cwnd.saturating_add(3 * SEND_QUANTUM).saturating_add(1) & !1,
-        Budget::V3 => cwnd.max(3 * SEND_QUANTUM).max(CWND_MIN_TARGET),
+/// Pacing rate below which BBR v1 sends single segments, bytes/s (Linux `bbr_min_tso_rate`,
+/// 1.2 Mbit/s).
+const MIN_TSO_RATE: u64 = 1_200_000 / 8;
+/// Most segments in BBR v1's goal (Linux caps `bbr_tso_segs_goal` at 0x7F).
+const MAX_TSO_GOAL_V1: u32 = 0x7F;
+
+/// Linux `bbr_min_tso_segs` (v1): 1 segment per burst below 1.2 Mbit/s, else 2.
+pub(crate) fn min_tso_segs_v1(pacing_rate: u64) -> u32 {
+    if pacing_rate < MIN_TSO_RATE {
+        1
+    } else {
+        TCP_MIN_TSO_SEGS
+    }
+}
+
+/// BBR's send quantum, Linux `bbr_tso_segs_goal`: the GSO burst it budgets for (1 segment
+/// without GSO). Linux derives it from `sk_pacing_rate` at each use; it is recomputed here
+/// only when the pacing rate (or, for v3, BBR's min RTT) has changed since.
+#[derive(Clone, Debug)]
+pub(crate) struct TsoGoal {
+    /// (pacing rate, min RTT) the goal was computed for.
+    key: Option<(u64, u32)>,
+    segs: u32,
+}
+
+impl Default for TsoGoal {
+    fn default() -> Self {
+        TsoGoal { key: None, segs: 1 }
+    }
+}
+
+impl TsoGoal {
+    /// Segments per burst.
+    pub(crate) fn segs(&self) -> u32 {
+        self.segs
+    }
+
+    /// Follows `cx.pacing_rate` and, for v3, BBR's `min_rtt_us`; call after setting the rate.
+    pub(crate) fn update(&mut self, cx: &CcCx, version: Version, min_rtt_us: u32) {
+        if !cx.gso {
+            self.segs = 1;
+            return;
+        }
+        let key = Some((cx.pacing_rate, if version == Version::V3 { min_rtt_us } else { 0 }));
+        if key == self.key {
+            return;
+        }
+        self.key = key;
+        self.segs = match version {
+            Version::V1 => {
+                let bytes = (cx.pacing_rate >> PACING_SHIFT).min(GSO_MAX_BYTES);
+                let segs = (bytes / u64::from(cx.mss.max(1))).min(u64::from(MAX_TSO_GOAL_V1)) as u32;
+                segs.max(min_tso_segs_v1(cx.pacing_rate))
+            }
+            Version::V3 => gso::tso_autosize(cx.pacing_rate, cx.mss, u64::from(min_rtt_us), TCP_MIN_TSO_SEGS),
+        };
+    }
+}
+
+/// Linux `bbr_quantization_budget`: the version's padding for a send quantum of `goal`
+/// segments, and 2 more packets while `probing` (v1's 5/4 phase, v3's PROBE_UP) so that
+/// probing raises in-flight even for tiny BDPs.
+pub(crate) fn quantization_budget(version: Version, goal: u32, cwnd: u32, probing: bool) -> u32 {
+    let cwnd = match version {
+        Version::V1 => cwnd.saturating_add(3 * goal).saturating_add(1) & !1,
+        Version::V3 => cwnd.max(3 * goal).max(CWND_MIN_TARGET),
     };
     if probing {
         cwnd.saturating_add(2)
@@ -95,13 +160,14 @@ pub(crate) fn quantization_budget(budget: Budget, cwnd: u32, probing: bool) -> u
 }
 
 /// Linux `bbr_packets_in_net_at_edt`: `inflight_now` minus what the path delivers at `bw`
-/// until the next departure time, plus that departure when `pacing_gain` probes (> 1).
-pub(crate) fn packets_in_net_at_edt(cx: &CcCx, bw: u64, pacing_gain: u32, inflight_now: u32) -> u64 {
+/// until the next departure time, plus that departure's `goal` segments when `pacing_gain`
+/// probes (> 1).
+pub(crate) fn packets_in_net_at_edt(cx: &CcCx, bw: u64, pacing_gain: u32, goal: u32, inflight_now: u32) -> u64 {
     let wait_us = cx.next_send_time.saturating_since(cx.now).as_micros();
     let delivered_meanwhile = (u128::from(bw) * u128::from(wait_us)) >> BW_SCALE;
     let mut at_edt = u64::from(inflight_now);
     if pacing_gain > BBR_UNIT {
-        at_edt += u64::from(SEND_QUANTUM);
+        at_edt += u64::from(goal);
     }
     (u128::from(at_edt).saturating_sub(delivered_meanwhile)) as u64
 }

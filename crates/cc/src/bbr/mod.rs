@@ -8,9 +8,10 @@
 //! EDT, saved cwnd, the ACK-aggregation model), called here with v1's parameters.
 //!
 //! Linux units and integer arithmetic: bandwidth in packets/µs << 24, gains in 1/256,
-//! timestamps in jiffies (HZ = 1000) or µs as Linux keeps them. TSO-less (docs/models.md): the send
-//! quantum is one packet, so the quantisation budget adds 3 packets (Linux adds three TSO
-//! bursts). Differences from Linux: bandwidth and extra_acked are u64/u32 where Linux has
+//! timestamps in jiffies (HZ = 1000) or µs as Linux keeps them. The send quantum is Linux's
+//! GSO goal (`bbr_tso_segs_goal`: ≈ 1 ms at the pacing rate, 1 segment below 1.2 Mbit/s, else
+//! at least 2; `bbr_min_tso_segs` is also the sender's `min_tso_segs`), or 1 with `tcp.gso`
+//! off. Differences from Linux: bandwidth and extra_acked are u64/u32 where Linux has
 //! u32/u16 (no wrap at absurd values); no `SO_MAX_PACING_RATE` cap (not modelled).
 //!
 //! ns-3 TcpBbr follows the same design with float gains, byte-based cwnd, no
@@ -27,7 +28,7 @@ mod tests;
 
 use crate::config::{check_range, AlgorithmConfig, ParamDoc};
 use crate::{BbrInfo, CaState, CcCx, CongestionControl, CwndEvent, RateSample, INFINITE_SSTHRESH};
-use common::{AckAggregation, Budget};
+use common::{AckAggregation, TsoGoal, Version};
 use lt_bw::LtBw;
 use minmax::MaxFilter;
 use schemars::JsonSchema;
@@ -58,8 +59,6 @@ pub(crate) const FULL_BW_CNT: u32 = 3;
 const PACING_MARGIN_PERCENT: u64 = 1;
 /// Linux `TCP_INIT_CWND`: the BDP before any RTT sample, and the slow-start floor.
 const TCP_INIT_CWND: u32 = 10;
-/// Packets per transmission burst: 1 TSO-less (docs/models.md; Linux `bbr_tso_segs_goal`).
-pub(crate) const SEND_QUANTUM: u32 = 1;
 /// Each extra_acked bucket covers this many rounds (Linux `bbr_extra_acked_win_rtts`).
 pub(crate) const EXTRA_ACKED_WIN_RTTS: u32 = 5;
 
@@ -210,6 +209,8 @@ pub struct Bbr {
     full_bw: u64,
     /// ACK-aggregation model, buckets of EXTRA_ACKED_WIN_RTTS rounds.
     ack_aggr: AckAggregation,
+    /// Send quantum, following the pacing rate.
+    tso_goal: TsoGoal,
 }
 
 /// Linux `bbr_rate_bytes_per_sec`: `rate` (packets/µs << 24) times `gain` (1/256) in
@@ -263,6 +264,7 @@ impl Bbr {
             prior_cwnd: 0,
             full_bw: 0,
             ack_aggr: AckAggregation::default(),
+            tso_goal: TsoGoal::default(),
         }
     }
 
@@ -283,12 +285,14 @@ impl Bbr {
     /// Linux `bbr_init_pacing_rate_from_rtt`: high_gain · cwnd / SRTT (1 ms before any RTT).
     fn init_pacing_rate_from_rtt(&mut self, cx: &mut CcCx) {
         common::init_pacing_rate_from_rtt(cx, &mut self.has_seen_rtt, self.p.high_gain, rate_bytes_per_sec);
+        self.tso_goal.update(cx, Version::V1, self.min_rtt_us);
     }
 
     /// Linux `bbr_set_pacing_rate`: never slows down before the pipe is full.
     fn set_pacing_rate(&mut self, cx: &mut CcCx, bw: u64, gain: u32) {
         let (full, high_gain) = (self.full_bw_reached, self.p.high_gain);
         common::set_pacing_rate(cx, &mut self.has_seen_rtt, full, high_gain, rate_bytes_per_sec, bw, gain);
+        self.tso_goal.update(cx, Version::V1, self.min_rtt_us);
     }
 
     /// Linux `bbr_bdp`: ⌈bw · min_rtt · gain⌉ packets (TCP_INIT_CWND before any RTT).
@@ -299,7 +303,8 @@ impl Bbr {
     /// Linux `bbr_quantization_budget`: room for 3 send quanta, rounded up to even, and 2
     /// more in the probing (5/4) phase.
     fn quantization_budget(&self, cwnd: u32) -> u32 {
-        common::quantization_budget(Budget::V1, cwnd, self.mode == Mode::ProbeBw && self.cycle_idx == 0)
+        let probing = self.mode == Mode::ProbeBw && self.cycle_idx == 0;
+        common::quantization_budget(Version::V1, self.tso_goal.segs(), cwnd, probing)
     }
 
     /// Linux `bbr_inflight`: the in-flight target for `bw` and `gain`.
@@ -309,7 +314,7 @@ impl Bbr {
 
     /// Linux `bbr_packets_in_net_at_edt`, at the bw in use.
     fn packets_in_net_at_edt(&self, cx: &CcCx, inflight_now: u32) -> u64 {
-        common::packets_in_net_at_edt(cx, self.bw(), self.pacing_gain, inflight_now)
+        common::packets_in_net_at_edt(cx, self.bw(), self.pacing_gain, self.tso_goal.segs(), inflight_now)
     }
 
     /// Linux `bbr_ack_aggregation_cwnd`: extra cwnd for ACK aggregation, once the pipe is full.
@@ -423,6 +428,11 @@ impl CongestionControl for Bbr {
                 self.lt_bw_sampling(cx, &rs);
             }
         }
+    }
+
+    /// Linux `bbr_min_tso_segs`.
+    fn min_tso_segs(&self, cx: &CcCx) -> u32 {
+        common::min_tso_segs_v1(cx.pacing_rate)
     }
 
     fn undo_cwnd(&mut self, cx: &mut CcCx) -> u32 {

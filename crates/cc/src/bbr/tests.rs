@@ -328,3 +328,82 @@ fn config_gains_become_linux_integers() {
     let b = Bbr::new(&c, SimRng::stream(1, "bbr"));
     assert_eq!((b.p.high_gain, b.p.drain_gain), (740, 89));
 }
+
+/// BBR with GSO on, MSS 1448, paced at `rate` bytes/s, its send quantum following that rate.
+fn gso_bbr(mss: u32, rate: u64) -> (Bbr, CcCx) {
+    let mut cx = CcCx::new(mss);
+    cx.gso = true;
+    cx.pacing_rate = rate;
+    let mut b = bbr(1);
+    b.tso_goal.update(&cx, Version::V1, b.min_rtt_us);
+    (b, cx)
+}
+
+#[test]
+fn send_quantum_is_linux_bbr_tso_segs_goal() {
+    let goal = |rate| gso_bbr(1448, rate).0.tso_goal.segs();
+    // bbr_min_tso_segs: 1 segment below 1.2 Mbit/s = 150 000 B/s, else at least 2.
+    assert_eq!(goal(125_000), 1);
+    assert_eq!(goal(149_999), 1);
+    assert_eq!(goal(150_000), 2);
+    // 10 Mbit/s: 1 250 000 >> 10 = 1220 B, less than one MSS → 2.
+    assert_eq!(goal(1_250_000), 2);
+    // 100 Mbit/s: 12 500 000 >> 10 = 12 207 B → ⌊12207/1448⌋ = 8.
+    assert_eq!(goal(12_500_000), 8);
+    // 1 Gbit/s: 122 070 B, capped at 64 KB less headers (65 215 B) → 45.
+    assert_eq!(goal(125_000_000), 45);
+    // At most 127 segments (small MSS): ⌊65215/100⌋ = 652 → 127.
+    assert_eq!(gso_bbr(100, 125_000_000).0.tso_goal.segs(), 127);
+    // The sender's burst uses the same floor.
+    let (b, cx) = gso_bbr(1448, 149_999);
+    assert_eq!(b.min_tso_segs(&cx), 1);
+    // Unlike tcp_tso_autosize, v1 adds nothing for a short min RTT (1 ms would give 23).
+    let (mut b, cx) = gso_bbr(1448, 1_250_000);
+    b.min_rtt_us = 1_000;
+    b.tso_goal.update(&cx, Version::V1, b.min_rtt_us);
+    assert_eq!(b.tso_goal.segs(), 2);
+    // Without GSO the quantum is one segment at any rate.
+    let (mut b, mut cx) = gso_bbr(1448, 125_000_000);
+    cx.gso = false;
+    b.tso_goal.update(&cx, Version::V1, b.min_rtt_us);
+    assert_eq!(b.tso_goal.segs(), 1);
+}
+
+#[test]
+fn send_quantum_follows_the_pacing_rate_bbr_sets() {
+    let mut cx = CcCx::new(1448);
+    cx.gso = true;
+    cx.srtt_us = 100_000;
+    let mut b = bbr(1);
+    b.init(&mut cx);
+    // 739/256 · 10 · 1448 B / 0.1 s · 0.99 ≈ 414 kB/s: 404 B per 1024 µs → the minimum 2.
+    assert_eq!(b.tso_goal.segs(), 2);
+    // bw of 100 Mbit/s in 1448 B packets, ⌊12.5e6/1448 · 2²⁴/10⁶⌋ = 144 827: paced at
+    // 12 375 000 B/s → 12 084 B per 1024 µs → 8 segments.
+    b.full_bw_reached = true;
+    b.set_pacing_rate(&mut cx, 144_827, BBR_UNIT);
+    assert_eq!(cx.pacing_rate >> 10, 12_084);
+    assert_eq!(b.tso_goal.segs(), 8);
+}
+
+#[test]
+fn quantization_budget_and_in_flight_at_edt_count_gso_goals() {
+    // 10 Mbit/s: goal 2. Budget: 41 + 3·2 = 47, rounded up to even → 48; +2 in the 5/4 phase.
+    let (mut b, mut cx) = gso_bbr(1448, 1_250_000);
+    assert_eq!(b.quantization_budget(41), 48);
+    (b.mode, b.cycle_idx) = (Mode::ProbeBw, 0);
+    assert_eq!(b.quantization_budget(41), 50);
+    b.cycle_idx = 2;
+    assert_eq!(b.quantization_budget(41), 48);
+    // Probing (gain 5/4), the next departure adds one goal: 50 + 2, nothing to wait for.
+    cx.next_send_time = cx.now;
+    b.pacing_gain = BBR_UNIT * 5 / 4;
+    assert_eq!(b.packets_in_net_at_edt(&cx, 50), 52);
+    b.pacing_gain = BBR_UNIT;
+    assert_eq!(b.packets_in_net_at_edt(&cx, 50), 50);
+    // 100 Mbit/s: goal 8 → 41 + 24 = 65 → 66.
+    let (b, _) = gso_bbr(1448, 12_500_000);
+    assert_eq!(b.quantization_budget(41), 66);
+    // Without GSO: 41 + 3 = 44.
+    assert_eq!(bbr(1).quantization_budget(41), 44);
+}

@@ -397,3 +397,40 @@ fn config_becomes_linux_integers_and_ranges_are_checked() {
     assert_eq!(b.name(), "bbr3");
     assert!(b.has_cong_control() && !b.needs_accurate_ecn());
 }
+
+#[test]
+fn send_quantum_is_v3_tso_segs_goal_with_its_min_rtt_allowance() {
+    let mut cx = CcCx::new(1448);
+    cx.gso = true;
+    let mut b = bbr3(&Bbr3Config::default());
+    let mut goal = |rate, min_rtt_us| {
+        cx.pacing_rate = rate;
+        b.tso_goal.update(&cx, Version::V3, min_rtt_us);
+        b.tso_goal.segs()
+    };
+    // 10 Mbit/s, 40 ms: 1220 B per 1024 µs, no allowance (40000 >> 9 = 78) → at least 2.
+    assert_eq!(goal(1_250_000, 40_000), 2);
+    // v3 has no 1-segment floor at low rates.
+    assert_eq!(goal(125_000, 40_000), 2);
+    // 100 Mbit/s → ⌊12207/1448⌋ = 8.
+    assert_eq!(goal(12_500_000, 40_000), 8);
+    // 10 Mbit/s, 1 ms: 1220 + 65215 >> 1 = 33 827 B → 23.
+    assert_eq!(goal(1_250_000, 1_000), 23);
+}
+
+#[test]
+fn quantization_budget_is_at_least_three_gso_goals() {
+    let mut cx = CcCx::new(1448);
+    cx.gso = true;
+    cx.pacing_rate = 12_500_000;
+    let mut b = bbr3(&Bbr3Config::default());
+    b.min_rtt_us = 40_000;
+    b.tso_goal.update(&cx, Version::V3, b.min_rtt_us);
+    // goal 8: max(10, 3·8, 4) = 24; +2 in PROBE_UP.
+    assert_eq!(b.quantization_budget(10), 24);
+    assert_eq!(b.quantization_budget(30), 30);
+    b.mode = Mode::ProbeBw(Phase::Up);
+    assert_eq!(b.quantization_budget(10), 26);
+    // Without GSO: max(3, 3·1, 4) = 4.
+    assert_eq!(bbr3(&Bbr3Config::default()).quantization_budget(3), 4);
+}
