@@ -128,6 +128,18 @@ pub enum PacingSpec {
     Fq,
 }
 
+/// Delayed-ACK timer of the receiver.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum AtoSpec {
+    /// Linux: the timeout adapts to the gaps between arrivals, starting from and floored
+    /// at `delack_timeout`, at most 200 ms; quickack again after an idle gap longer than the
+    /// RTO and after a duplicate segment (tcp_event_data_recv(), tcp_send_delayed_ack()).
+    Linux,
+    /// `delack_timeout` always; quickack only at connection start.
+    Fixed,
+}
+
 /// TCP settings of a flow (Linux defaults).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
@@ -166,6 +178,11 @@ pub struct TcpSpec {
     pub quickack: u32,
     /// Halve cwnd after an idle period longer than the RTO (Linux default on).
     pub slow_start_after_idle: bool,
+    /// TCP Small Queues: at most about 1 ms of data (at least two segments) of the flow in
+    /// its sender's egress link (Linux tcp_small_queue_check()); false = unlimited.
+    pub tsq: bool,
+    /// Delayed-ACK timer: "linux" (adaptive ATO) or "fixed" (`delack_timeout` always).
+    pub ato: AtoSpec,
 }
 
 impl Default for TcpSpec {
@@ -187,6 +204,8 @@ impl Default for TcpSpec {
             delack_timeout: DurationValue(SimDuration::from_millis(40)),
             quickack: 16,
             slow_start_after_idle: true,
+            tsq: true,
+            ato: AtoSpec::Linux,
         }
     }
 }

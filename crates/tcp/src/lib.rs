@@ -17,6 +17,6 @@ mod sender;
 #[cfg(test)]
 mod testkit;
 
-pub use config::{DelayedAck, EcnMode, PacingMode, RtoMode, TcpConfig};
+pub use config::{DelayedAck, EcnMode, PacingMode, RtoMode, TcpConfig, DELACK_MAX};
 pub use receiver::{Acks, TcpReceiver};
 pub use sender::{AckOutcome, SenderStats, TcpSender, Transmit};
