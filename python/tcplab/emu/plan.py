@@ -193,6 +193,7 @@ def _namespace_sysctls(plan_: EmuPlan) -> list[str]:
         "net.ipv4.tcp_window_scaling=1",
         "net.ipv4.tcp_ecn=2",  # request ECN only on routes with `features ecn`; accept it
         f"net.ipv4.tcp_slow_start_after_idle={int(tcp['slow_start_after_idle'])}",
+        f"net.ipv4.tcp_limit_output_bytes={settings.TCP_LIMIT_OUTPUT_BYTES}",
     ]
 
 
