@@ -58,10 +58,10 @@ impl Tsq {
         }
     }
 
-    /// Whether the next segment must wait; marks the flow throttled if so.
-    pub fn holds_back(&mut self, limit: u64, retransmission: bool, packets_out: u32) -> bool {
-        let limit = if retransmission { limit << 1 } else { limit };
-        self.throttled = self.held > limit && packets_out > 1;
+    /// Whether the next segment must wait; marks the flow throttled if so. `retransmission`
+    /// (whether the next segment is one) is asked only when the held bytes are over `limit`.
+    pub fn holds_back(&mut self, limit: u64, packets_out: u32, retransmission: impl FnOnce() -> bool) -> bool {
+        self.throttled = self.held > limit && packets_out > 1 && (self.held > limit << 1 || !retransmission());
         self.throttled
     }
 
@@ -104,13 +104,18 @@ mod tests {
         let limit = Tsq::limit(1_250_000, false, 1448);
         for held in [0, 2728, 5456] {
             assert_eq!(t.held(), held);
-            assert!(!t.holds_back(limit, false, 5));
+            assert!(!t.holds_back(limit, 5, || false));
             t.sent(1448);
         }
-        assert!(t.holds_back(limit, false, 5), "8184 B > 5456 B");
-        assert!(!t.holds_back(limit, true, 5), "a retransmission may use twice the limit");
-        assert!(!t.holds_back(limit, false, 1), "one segment out: never held back");
-        assert!(t.holds_back(limit, false, 5));
+        assert!(t.holds_back(limit, 5, || false), "8184 B > 5456 B");
+        assert!(!t.holds_back(limit, 5, || true), "a retransmission may use twice the limit");
+        assert!(!t.holds_back(limit, 1, || false), "one segment out: never held back");
+        t.sent(1448);
+        t.sent(1448);
+        assert!(t.holds_back(limit, 5, || true), "13640 B > 10912 B: retransmissions wait too");
+        t.released(1448);
+        assert!(!t.released(1448), "not throttled: no wake");
+        assert!(t.holds_back(limit, 5, || false));
         assert!(t.released(1448), "throttled: wake it");
         assert!(!t.released(1448), "woken once");
         assert_eq!(t.held(), 2728);

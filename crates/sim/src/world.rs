@@ -343,7 +343,8 @@ impl World {
             if let Some(tsq) = flow.tsq.as_mut() {
                 let cx = flow.sender.cc_view();
                 let limit = Tsq::limit(cx.pacing_rate, cx.paced, cx.mss);
-                if tsq.holds_back(limit, flow.sender.retransmission_next(), flow.sender.packets_out()) {
+                let sender = &flow.sender;
+                if tsq.holds_back(limit, sender.packets_out(), || sender.retransmission_next()) {
                     break;
                 }
             }

@@ -1,6 +1,6 @@
 //! Per-connection TCP settings, defaulting to Linux (docs/models.md, TCP sender: initial window 10
-//! (RFC 6928), 200 ms RTO floor, SACK on, delayed ACK every 2 segments with a 40 ms timer
-//! and quickack at start, slow start after idle on, no pacing without fq).
+//! (RFC 6928), 200 ms RTO floor, SACK on, delayed ACK every 2 segments with an adaptive timer
+//! from 40 ms and quickack at start and after idle, slow start after idle on, no pacing without fq).
 //! ns-3 defaults differ: MinRto 1 s, DelAckTimeout 200 ms, no quickack, 536-byte segments.
 
 use tcplab_cc::INFINITE_SSTHRESH;
