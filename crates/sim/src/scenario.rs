@@ -134,7 +134,7 @@ pub enum PacingSpec {
 pub enum AtoSpec {
     /// Linux: the timeout adapts to the gaps between arrivals, starting from and floored
     /// at `delack_timeout`, at most 200 ms; quickack again after an idle gap longer than the
-    /// RTO and after a duplicate segment (tcp_event_data_recv(), tcp_send_delayed_ack()).
+    /// RTO and after old data (tcp_event_data_recv(), tcp_send_delayed_ack()).
     Linux,
     /// `delack_timeout` always; quickack only at connection start.
     Fixed,

@@ -9,7 +9,7 @@
 //! Delayed-ACK timer, adaptive (Linux): `tcp_event_data_recv` moves the ATO on each in-order
 //! segment from the gap since the previous one (gap ≤ ATO_MIN/2: ato/2 + ATO_MIN/2; gap < ato:
 //! ato/2 + gap, at most the RTO) and re-enters quickack mode after a gap longer than the RTO;
-//! a duplicate re-enters it too (`tcp_enter_quickack_mode`), and leaving it resets the ATO to
+//! old data (below rcv_nxt) re-enters it too (`tcp_enter_quickack_mode`); leaving it resets the ATO to
 //! ATO_MIN (`tcp_dec_quickack_mode`). A quickack entry grants min(window / 2 MSS, max) ACKs
 //! (`tcp_incr_quickack`). `tcp_send_delayed_ack` arms min(ato, max(SRTT, ATO_MIN), 200 ms) when
 //! the ato is above ATO_MIN, and ACKs at once when a pending timer is due within ato/4; an
@@ -179,7 +179,9 @@ impl TcpReceiver {
         let below_window = hdr.seq < self.rcv_nxt;
         if below_window || self.holds(hdr.seq) {
             immediate = true; // duplicate: ACK at once (Linux would add a D-SACK)
-            if self.policy.adaptive {
+                              // Linux tcp_data_queue: old data re-enters quickack mode; a segment already held
+                              // out of order is only dropped (tcp_data_queue_ofo).
+            if self.policy.adaptive && below_window {
                 self.incr_quickack();
                 self.ato = self.policy.timeout;
             }
@@ -656,6 +658,12 @@ mod tests {
         // 16 quickacks again, the first spent on the duplicate's own ACK.
         assert!(lands(&mut r, 3, ms(120)), "duplicate");
         assert_eq!(train(&mut r, 18, 18, ms(121)), [vec![true; 15], vec![false, true, false]].concat());
+        // A segment held out of order arriving again is ACKed at once, without quickack mode.
+        assert!(lands(&mut r, 40, ms(140)), "out of order");
+        assert!(lands(&mut r, 40, ms(141)), "held already");
+        // The segments filling the hole are ACKed at once; after it, no quickack mode.
+        assert_eq!(train(&mut r, 36, 4, ms(142)), [true; 4]);
+        assert!(!lands(&mut r, 41, ms(146)));
     }
 
     #[test]
