@@ -218,8 +218,7 @@ impl World {
                 }
             }
             Event::LinkTxDone(l) => {
-                let link = &mut self.net.links[l as usize];
-                if let Some(&Packet { flow, kind: PacketKind::Data(hdr), .. }) = link.in_service() {
+                if let Some(&Packet { flow, kind: PacketKind::Data(hdr), .. }) = self.net.links[l as usize].in_service() {
                     self.tsq_release(l, flow, hdr.payload);
                 }
                 let (arrival, next) = self.net.links[l as usize].tx_done(now);
