@@ -432,7 +432,7 @@ KERNEL_SETTINGS: dict[str, Handling] = {
         "the kernel's TCP_MAX_QUICKACKS", _exactly(KERNEL_QUICKACKS, "the kernel's quickack count at connection start is fixed")
     ),
     "tcp.tsq": Handling(
-        f"the kernel's TCP Small Queues, net.ipv4.tcp_limit_output_bytes={TCP_LIMIT_OUTPUT_BYTES} in the senders' namespaces",
+        f"the kernel's TCP Small Queues, net.ipv4.tcp_limit_output_bytes={TCP_LIMIT_OUTPUT_BYTES} in the senders' and receivers' namespaces",
         _exactly(True, "the kernel's TCP Small Queues cannot be switched off (tcp_small_queue_check)"),
     ),
     "tcp.ato": Handling(
