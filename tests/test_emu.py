@@ -131,6 +131,7 @@ def test_the_plan_builds_three_namespaces_a_shaped_bottleneck_and_the_delay_rout
     assert "tc qdisc add dev ve-rd root handle 1: stab overhead -14 tbf rate 10000000bit" in text
     assert "tc qdisc add dev ve-rd parent 1:1 handle 10: pfifo limit 330" in text
     assert "gso_max_segs 1" in text and "net.ipv4.tcp_no_metrics_save=1" in text
+    assert "net.ipv4.tcp_limit_output_bytes=4194304" in text
     # 20 ms one way on the bottleneck, each direction through the delay line.
     assert [ns for _, _, ns in plan.delay_routes] == [20_000_000, 20_000_000]
     assert plan.teardown == [["ip", "netns", "delete", f"tlabcdef{x}"] for x in "srd"]
@@ -280,6 +281,8 @@ def test_settings_the_kernel_can_have_are_in_the_plan(override: str, applied: li
         ("tcp.rto=rfc6298", 'tcp.rto: "rfc6298" is not emulated'),
         ("tcp.delack_timeout=10ms", "tcp.delack_timeout: 10ms is not emulated"),
         ("tcp.quickack=4", "tcp.quickack: 4 is not emulated"),
+        ("tcp.tsq=false", "tcp.tsq: false is not emulated: the kernel's TCP Small Queues cannot be switched off"),
+        ('tcp.ato="fixed"', 'tcp.ato: "fixed" is not emulated'),
         ("tcp.min_rto=1500us", "tcp.min_rto: 1500us is not emulated"),
         ("tcp.max_rto=200s", "tcp.max_rto: 200s is not emulated"),
         ("flows.0.tcp.mss=9000", "flows.0.tcp.mss: 9000 is not emulated"),

@@ -81,7 +81,7 @@ impl LinkModel for WiredLink {
 }
 
 /// Counters of one link direction.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DirectionStats {
     /// Packets offered to the queue.
     pub offered: u64,
@@ -176,6 +176,11 @@ impl Direction {
     pub fn arrive(&mut self) -> (Packet, Option<SimTime>) {
         let pkt = self.pipe.pop_front().expect("arrival with an empty pipe").1;
         (pkt, self.pipe.front().map(|(at, _)| *at))
+    }
+
+    /// The packet being serialized, if any.
+    pub fn in_service(&self) -> Option<&Packet> {
+        self.in_service.as_ref().map(|(pkt, _)| pkt)
     }
 
     /// Packets held by this direction: queued, in service and propagating.

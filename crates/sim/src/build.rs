@@ -11,7 +11,8 @@ use crate::error::ScenarioError;
 use crate::link_spec::{queue_limit, LinkSpec};
 use crate::mmwave::{ENB, PGW, REMOTE};
 use crate::mmwave_record::RecordedMmwave;
-use crate::scenario::{dumbbell_node_names, FlowSpec, PacingSpec, RecoverySpec, RtoSpec, Scenario, Ssthresh, TcpSpec, Topology};
+use crate::scenario::{dumbbell_node_names, AtoSpec, FlowSpec, PacingSpec, RecoverySpec, RtoSpec, Scenario, Ssthresh, TcpSpec, Topology};
+use crate::tsq::Tsq;
 use crate::units::EcnThresholdValue;
 use crate::wifi_record::RecordedWifi;
 use std::collections::HashMap;
@@ -39,6 +40,8 @@ pub struct Flow {
     pub completed_at: Option<SimTime>,
     /// A fixed-rate application; None for bulk.
     pub app: Option<RateApp>,
+    /// TCP Small Queues on the sender's wired egress link (`tcp.tsq`), if any.
+    pub tsq: Option<Tsq>,
 }
 
 /// The network and flows of a scenario, ready to run.
@@ -214,7 +217,12 @@ pub fn tcp_config(t: &TcpSpec) -> TcpConfig {
             RecoverySpec::Rfc6675 => RecoveryMode::Rfc6675,
         },
         ecn: if t.ecn { EcnMode::Classic } else { EcnMode::Off },
-        delayed_ack: DelayedAck { every: t.ack_every, timeout: t.delack_timeout.0, quickack_segments: t.quickack },
+        delayed_ack: DelayedAck {
+            every: t.ack_every,
+            timeout: t.delack_timeout.0,
+            quickack_segments: t.quickack,
+            adaptive: t.ato == AtoSpec::Linux,
+        },
         slow_start_after_idle: t.slow_start_after_idle,
         gso: t.gso,
     }
@@ -250,6 +258,7 @@ fn build_flow<E>(b: &Builder<E>, f: &FlowSpec, index: usize, scenario: &Scenario
         receiver_timer: None,
         completed_at: None,
         app,
+        tsq: None,
     }
 }
 
@@ -320,7 +329,7 @@ pub fn build_with<E: From<ScenarioError>>(scenario: &Scenario, tick: &mut dyn Fn
     let mut routes = RoutingTable::new(b.nodes.len(), &edges);
     let mut flows = Vec::with_capacity(scenario.flows.len());
     for (i, f) in scenario.flows.iter().enumerate() {
-        let flow = build_flow(&b, f, i, scenario);
+        let mut flow = build_flow(&b, f, i, scenario);
         for end in [flow.dst, flow.src] {
             if routes.route_towards(end) {
                 (b.tick)()?;
@@ -336,6 +345,11 @@ pub fn build_with<E: From<ScenarioError>>(scenario: &Scenario, tick: &mut dyn Fn
                 ),
             )
             .into());
+        }
+        let egress = routes.next_hop(flow.src, flow.dst).expect("reachable");
+        if f.tcp.as_ref().unwrap_or(&scenario.tcp).tsq && (egress as usize) < b.links.len() {
+            b.links[egress as usize].stats.queue.log_data_drops();
+            flow.tsq = Some(Tsq::new(egress));
         }
         flows.push(flow);
         (b.tick)()?;

@@ -12,6 +12,7 @@ pub mod recorder;
 pub mod resolve;
 pub mod scenario;
 pub mod summary;
+pub mod tsq;
 pub mod units;
 pub mod wifi;
 pub mod wifi_record;

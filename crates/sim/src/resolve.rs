@@ -328,6 +328,16 @@ fn check_tcp(t: &TcpSpec, path: &str) -> Result<(), ScenarioError> {
     if t.ack_every == 0 {
         return err("ack_every", "must be at least 1 (1 = ACK every segment)".into());
     }
+    if t.ato == crate::scenario::AtoSpec::Linux && t.delack_timeout.0 > tcplab_tcp::DELACK_MAX {
+        return err(
+            "delack_timeout",
+            format!(
+                "{} is above {}, the longest delayed ACK of ato = \"linux\" (TCP_DELACK_MAX); allowed with ato = \"fixed\"",
+                t.delack_timeout,
+                DurationValue(tcplab_tcp::DELACK_MAX)
+            ),
+        );
+    }
     Ok(())
 }
 
@@ -726,6 +736,12 @@ mod tests {
             (Box::new(|v| v["topology"]["bottleneck"]["rate"] = json!("2000Gbps")), "topology.bottleneck.rate: 2000Gbps is too fast for the simulator's 1 ns clock: one 1500 B packet would take under 10 ns; allowed: at most 1200Gbps"),
             (Box::new(|v| v["duration"] = json!("2000000000s")), "duration: \"2000000000s\" is too large; allowed: at most 1000000000s"),
             (Box::new(|v| v["tcp"] = json!({"mss": 65484})), "tcp.mss: 65484 is out of range; allowed: 1 to 65483 bytes"),
+            (
+                Box::new(|v| v["tcp"] = json!({"delack_timeout": "300ms"})),
+                "tcp.delack_timeout: 300ms is above 200ms, the longest delayed ACK of ato = \"linux\" (TCP_DELACK_MAX); allowed with ato = \"fixed\"",
+            ),
+            (Box::new(|v| v["tcp"] = json!({"ato": "adaptive"})), "tcp.ato: unknown value \"adaptive\"; allowed: linux, fixed"),
+            (Box::new(|v| v["tcp"] = json!({"tsq": "yes"})), "tcp.tsq: "),
             (Box::new(|v| v["tcp"] = json!({"initial_rto": "1ns"})), "tcp.initial_rto: 1ns is below 1us; allowed: 1us or more"),
             (Box::new(|v| v["tcp"] = json!({"min_rto": "999ns", "max_rto": "999ns"})), "tcp.min_rto: 999ns is below 1us"),
             (Box::new(|v| v["tcp"] = json!({"rcv_buf": "2GiB"})), "tcp.rcv_buf: 2GiB is more than TCP can advertise; allowed: one segment to 1GiB"),
@@ -776,7 +792,7 @@ mod tests {
         let cases: Vec<(Edit, &str)> = vec![
             (Box::new(|v| v["tcp"] = json!({"mss": 100})), "tcp.mss: 100 B is below the IPv4 default MSS of 536 B"),
             (Box::new(|v| v["flows"][0]["tcp"] = json!({"mss": 100})), "flows.0.tcp.mss: 100 B is below"),
-            (Box::new(|v| v["tcp"] = json!({"delack_timeout": "1s"})), "tcp.delack_timeout: 1s is not below 0.5 s"),
+            (Box::new(|v| v["tcp"] = json!({"delack_timeout": "1s", "ato": "fixed"})), "tcp.delack_timeout: 1s is not below 0.5 s"),
             (Box::new(|v| v["tcp"] = json!({"initial_rto": "10us"})), "tcp.initial_rto: 10us is below 1ms"),
             (
                 Box::new(|v| v["tcp"] = json!({"ack_every": 100, "rcv_buf": "64KiB"})),

@@ -139,6 +139,18 @@ pub enum RecoverySpec {
     Rfc6675,
 }
 
+/// Delayed-ACK timer of the receiver.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum AtoSpec {
+    /// Linux: the timeout adapts to the gaps between arrivals, starting from and floored
+    /// at `delack_timeout`, at most 200 ms; quickack again after an idle gap longer than the
+    /// RTO and after old data (tcp_event_data_recv(), tcp_send_delayed_ack()).
+    Linux,
+    /// `delack_timeout` always; quickack only at connection start.
+    Fixed,
+}
+
 /// TCP settings of a flow (Linux defaults).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
@@ -183,6 +195,11 @@ pub struct TcpSpec {
     /// 2 segments) back to back per departure and BBR budgets for it; false = one segment
     /// per departure.
     pub gso: bool,
+    /// TCP Small Queues: at most about 1 ms of data (at least two segments) of the flow in
+    /// its sender's egress link (Linux tcp_small_queue_check()); false = unlimited.
+    pub tsq: bool,
+    /// Delayed-ACK timer: "linux" (adaptive ATO) or "fixed" (`delack_timeout` always).
+    pub ato: AtoSpec,
 }
 
 impl Default for TcpSpec {
@@ -206,6 +223,8 @@ impl Default for TcpSpec {
             quickack: 16,
             slow_start_after_idle: true,
             gso: true,
+            tsq: true,
+            ato: AtoSpec::Linux,
         }
     }
 }

@@ -11,6 +11,7 @@ use crate::build::{build_with, Flow, Network};
 use crate::error::ScenarioError;
 use crate::recorder::{Columns, FlowSeries, LinkSeries, RttSeries, RttStats};
 use crate::scenario::Scenario;
+use crate::tsq::Tsq;
 use std::collections::VecDeque;
 use tcplab_cc::BbrInfo;
 use tcplab_core::{FlowId, LinkId, NodeId, Packet, PacketKind, Scheduler, SimDuration, SimTime};
@@ -87,6 +88,8 @@ pub struct World {
     radio_out: Vec<RadioDelivery>,
     radio_ready: VecDeque<RadioDelivery>,
     radio_draining: bool,
+    /// Flows whose TCP Small Queues limit a release lifted, to pump once the event is done.
+    tsq_woken: Vec<FlowId>,
 }
 
 impl World {
@@ -118,6 +121,7 @@ impl World {
             radio_out: Vec::new(),
             radio_ready: VecDeque::new(),
             radio_draining: false,
+            tsq_woken: Vec::new(),
             record_rtt: scenario.record.rtt,
             rtt_cap: usize::try_from(budget.rtt_sample_cap()).unwrap_or(usize::MAX),
             rtt_overflow: false,
@@ -164,6 +168,13 @@ impl World {
     }
 
     fn handle(&mut self, now: SimTime, ev: Event) {
+        self.dispatch(now, ev);
+        while let Some(f) = self.tsq_woken.pop() {
+            self.pump(f, now);
+        }
+    }
+
+    fn dispatch(&mut self, now: SimTime, ev: Event) {
         match ev {
             Event::FlowStart(f) => {
                 self.net.flows[f as usize].sender.start(now);
@@ -207,7 +218,11 @@ impl World {
                 }
             }
             Event::LinkTxDone(l) => {
+                if let Some(&Packet { flow, kind: PacketKind::Data(hdr), .. }) = self.net.links[l as usize].in_service() {
+                    self.tsq_release(l, flow, hdr.payload);
+                }
                 let (arrival, next) = self.net.links[l as usize].tx_done(now);
+                self.tsq_release_drops(l);
                 if let Some(at) = arrival {
                     self.sched.schedule(at, Event::LinkArrival(l));
                 }
@@ -260,6 +275,7 @@ impl World {
         let link = &mut self.net.links[l as usize];
         let offer = link.offer(pkt, now);
         let backlog = link.queue.len_packets();
+        self.tsq_release_drops(l);
         let max = &mut self.backlog_max[l as usize];
         *max = (*max).max(backlog);
         if let Offer::Started { done_at, .. } = offer {
@@ -296,11 +312,45 @@ impl World {
         }
     }
 
-    /// Lets the sender transmit everything it may now, then re-arms its timer.
+    /// A data packet of flow `f` left link `l`: if that is the flow's egress, its bytes no
+    /// longer count against TCP Small Queues.
+    fn tsq_release(&mut self, l: LinkId, f: FlowId, payload: u32) {
+        if let Some(tsq) = self.net.flows[f as usize].tsq.as_mut().filter(|t| t.egress == l) {
+            if tsq.released(payload) {
+                self.tsq_woken.push(f);
+            }
+        }
+    }
+
+    /// Releases the data packets link `l`'s queue discarded (logged only on egress links
+    /// under TCP Small Queues).
+    fn tsq_release_drops(&mut self, l: LinkId) {
+        let Some(log) = self.net.links[l as usize].stats.queue.dropped_data.as_mut() else { return };
+        if log.is_empty() {
+            return;
+        }
+        for (f, payload) in std::mem::take(log) {
+            self.tsq_release(l, f, payload);
+        }
+    }
+
+    /// Lets the sender transmit everything it may now (as TCP Small Queues allows), then
+    /// re-arms its timer.
     fn pump(&mut self, f: FlowId, now: SimTime) {
         loop {
             let flow = &mut self.net.flows[f as usize];
+            if let Some(tsq) = flow.tsq.as_mut() {
+                let cx = flow.sender.cc_view();
+                let limit = Tsq::limit(cx.pacing_rate, cx.paced, cx.mss);
+                let sender = &flow.sender;
+                if tsq.holds_back(limit, sender.packets_out(), || sender.retransmission_next()) {
+                    break;
+                }
+            }
             let Some(tx) = flow.sender.poll_transmit(now) else { break };
+            if let Some(tsq) = flow.tsq.as_mut() {
+                tsq.sent(tx.header.payload);
+            }
             let pkt = Packet::data(f, flow.src, flow.dst, tx.header, tx.ecn);
             self.send_from_host(pkt, now);
         }
@@ -490,5 +540,85 @@ mod tests {
             e.message.starts_with("the run was stopped at 0.500 s of 2s: its 100 per-ACK RTT samples reached record.memory_limit"),
             "{e}"
         );
+    }
+
+    /// Reno behind a 10 Mbit/s access link (1.2 ms per 1500 B packet), 400 ms RTT.
+    fn access_limited(tsq: bool, access_buffer: &str) -> World {
+        let scenario = crate::resolve(json!({
+            "duration": "3s",
+            "tcp": {"initial_cwnd": 100, "tsq": tsq},
+            "topology": {
+                "kind": "dumbbell",
+                "bottleneck": {"rate": "1Gbps", "delay": "200ms", "buffer": "1000pkt"},
+                "access": {"rate": "10Mbps", "delay": "0ms", "buffer": access_buffer},
+            },
+            "flows": [{"cc": "reno"}],
+        }))
+        .unwrap();
+        World::new(scenario, &mut || Ok::<(), ScenarioError>(())).unwrap()
+    }
+
+    /// Runs one event at a time up to `until`, calling `check` with the flow's data packets
+    /// in its egress link (queued or being serialized) after each.
+    fn step(world: &mut World, until_ms: u64, mut check: impl FnMut(&World, u32)) {
+        let egress = world.net.links.iter().position(|l| l.name == "s0->left").unwrap();
+        let until = SimTime::ZERO + SimDuration::from_millis(until_ms);
+        loop {
+            let done = world.run_until(until, 1);
+            let link = &world.net.links[egress];
+            check(world, link.queue.len_packets() + u32::from(link.in_service().is_some()));
+            if done {
+                return;
+            }
+        }
+    }
+
+    #[test]
+    fn tsq_keeps_three_segments_in_the_egress_and_refills_it_as_each_leaves() {
+        let mut world = access_limited(true, "1000pkt");
+        // No RTT sample yet: Linux's pacing rate is unlimited, so the limit is the 4 MB
+        // sysctl and the whole initial window goes to the egress at once.
+        step(&mut world, 1, |_, held| assert!(held <= 100));
+        assert_eq!(world.net.links.iter().find(|l| l.name == "s0->left").unwrap().queue.len_packets(), 99);
+        let (mut most, mut full) = (0, 0);
+        step(&mut world, 1100, |w, held| {
+            let st = w.net.flows[0].sender.stats();
+            let Some(rate) = st.pacing_rate else { return };
+            // Slow start paces at 2 · cwnd · MSS / SRTT, under 5.6 MB/s here (cwnd < 770):
+            // the limit is two truesizes, 2 · (1448 + 1280) = 5456 B.
+            assert_eq!(crate::tsq::Tsq::limit(rate.bps() / 8, false, 1448), 5456, "{rate:?}");
+            // 0, 2728 and 5456 B pass the check (not above 5456 B); the fourth waits. While
+            // cwnd has room the egress is refilled to three at once.
+            most = most.max(held);
+            assert!(held == 3 || st.inflight_pkts >= st.cwnd_pkts, "{held} held, {} in flight, cwnd {}", st.inflight_pkts, st.cwnd_pkts);
+            full += u32::from(held == 3);
+        });
+        assert_eq!(most, 3);
+        assert!(full > 300, "{full}");
+        assert!(world.net.flows[0].sender.stats().cwnd_pkts > 300);
+    }
+
+    #[test]
+    fn without_tsq_the_egress_holds_whatever_cwnd_allows() {
+        let mut world = access_limited(false, "1000pkt");
+        assert!(world.net.flows[0].tsq.is_none());
+        let mut most = 0;
+        step(&mut world, 1100, |w, held| {
+            if w.net.flows[0].sender.stats().srtt.is_some() {
+                most = most.max(held);
+            }
+        });
+        assert!(most > 50, "slow start queues about half of each flight: {most}");
+    }
+
+    #[test]
+    fn tsq_releases_the_bytes_of_packets_its_egress_queue_drops() {
+        let mut world = access_limited(true, "2pkt");
+        let truesize = crate::tsq::Tsq::truesize(1448);
+        step(&mut world, 2500, |w, held| {
+            assert_eq!(w.net.flows[0].tsq.unwrap().held(), u64::from(held) * truesize);
+        });
+        let egress = world.net.links.iter().find(|l| l.name == "s0->left").unwrap();
+        assert!(egress.stats.queue.tail > 90, "the initial window overflows the 2-packet buffer");
     }
 }

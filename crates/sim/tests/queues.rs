@@ -28,7 +28,7 @@ tcp = {{ mss = 1448 }}
 }
 
 fn bottleneck_drops(out: &RunOutput) -> DropSink {
-    out.world.net.links.iter().find(|l| l.name == BOTTLENECK).expect("bottleneck").stats.queue
+    out.world.net.links.iter().find(|l| l.name == BOTTLENECK).expect("bottleneck").stats.queue.clone()
 }
 
 #[test]
@@ -46,8 +46,8 @@ fn a_byte_limited_head_drop_counts_every_packet_it_evicts() {
 fn run_ok_both(bare: RunOutput, table: RunOutput) -> RunOutput {
     assert_eq!(bare.summary.links, table.summary.links);
     assert_eq!(
-        bare.world.net.links.iter().map(|l| l.stats).collect::<Vec<_>>(),
-        table.world.net.links.iter().map(|l| l.stats).collect::<Vec<_>>()
+        bare.world.net.links.iter().map(|l| l.stats.clone()).collect::<Vec<_>>(),
+        table.world.net.links.iter().map(|l| l.stats.clone()).collect::<Vec<_>>()
     );
     bare
 }

@@ -1,7 +1,7 @@
 //! Per-connection TCP settings, defaulting to Linux (docs/models.md, TCP sender: initial window 10
 //! (RFC 6928), 200 ms RTO floor, SACK on with RACK-TLP loss detection, delayed ACK every 2
-//! segments with a 40 ms timer and quickack at start, slow start after idle on, no pacing
-//! without fq, GSO bursts).
+//! segments with an adaptive timer from 40 ms and quickack at start and after idle, slow start
+//! after idle on, no pacing without fq, GSO bursts).
 //! ns-3 defaults differ: MinRto 1 s, DelAckTimeout 200 ms, no quickack, 536-byte segments.
 
 use tcplab_cc::INFINITE_SSTHRESH;
@@ -62,20 +62,27 @@ impl EcnMode {
     }
 }
 
+/// The longest delayed ACK of the adaptive timer (Linux `TCP_DELACK_MAX`).
+pub const DELACK_MAX: SimDuration = SimDuration::from_millis(200);
+
 /// Receiver ACK policy (RFC 1122 §4.2.3.2; Linux __tcp_ack_snd_check()).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DelayedAck {
     /// ACK once this many full segments are unacknowledged (1 = ACK every segment).
     pub every: u32,
-    /// Delayed-ACK timer (Linux ATO minimum 40 ms; ns-3 uses 200 ms).
+    /// Delayed-ACK timer; adaptive: its start and floor (Linux `TCP_ATO_MIN`, 40 ms; ns-3
+    /// uses a fixed 200 ms).
     pub timeout: SimDuration,
-    /// Segments ACKed immediately at connection start (Linux quickack mode, ~16).
+    /// Quickack segments at connection start (fixed) or the most per entry into quickack
+    /// mode (adaptive: Linux `TCP_MAX_QUICKACKS`, 16).
     pub quickack_segments: u32,
+    /// Linux's adaptive ATO and quickack re-entry (receiver.rs); false = `timeout` always.
+    pub adaptive: bool,
 }
 
 impl Default for DelayedAck {
     fn default() -> Self {
-        DelayedAck { every: 2, timeout: SimDuration::from_millis(40), quickack_segments: 16 }
+        DelayedAck { every: 2, timeout: SimDuration::from_millis(40), quickack_segments: 16, adaptive: true }
     }
 }
 

@@ -18,6 +18,6 @@ mod sender;
 #[cfg(test)]
 mod testkit;
 
-pub use config::{DelayedAck, EcnMode, PacingMode, RecoveryMode, RtoMode, TcpConfig};
+pub use config::{DelayedAck, EcnMode, PacingMode, RecoveryMode, RtoMode, TcpConfig, DELACK_MAX};
 pub use receiver::{Acks, TcpReceiver};
 pub use sender::{AckOutcome, SenderStats, TcpSender, Transmit};

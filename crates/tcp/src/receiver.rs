@@ -1,12 +1,23 @@
 //! The TCP receiver (Linux __tcp_ack_snd_check(); RFC 1122 §4.2.3.2/RFC 5681 delayed ACK, RFC 2018
-//! SACK blocks, RFC 7323 timestamp echo, RFC 3168 ECN echo, Linux quickack, Linux DCTCP's accurate
-//! CE echo from tcp_dctcp.h `dctcp_ece_ack_update`, RFC 8257 §3.2).
+//! SACK blocks, RFC 7323 timestamp echo, RFC 3168 ECN echo, Linux quickack and adaptive ATO, Linux
+//! DCTCP's accurate CE echo from tcp_dctcp.h `dctcp_ece_ack_update`, RFC 8257 §3.2).
 //!
-//! ACK policy: immediately while in quickack mode (the first `quickack_segments` segments,
-//! and, with classic ECN, two segments after a CE mark appears, as Linux), for out-of-order,
-//! duplicate and hole-filling segments and for segments carrying CWR; otherwise once `every`
-//! segments are unacknowledged, or when the delayed-ACK timer (armed by the first
-//! unacknowledged segment) expires.
+//! ACK policy: immediately while in quickack mode, and, with classic ECN, for two segments after a
+//! CE mark appears, as Linux), for out-of-order, duplicate and hole-filling segments and for
+//! segments carrying CWR; otherwise once `every` segments are unacknowledged, or when the
+//! delayed-ACK timer (armed by the first unacknowledged segment) expires.
+//! Delayed-ACK timer, adaptive (Linux): `tcp_event_data_recv` moves the ATO on each in-order
+//! segment from the gap since the previous one (gap ≤ ATO_MIN/2: ato/2 + ATO_MIN/2; gap < ato:
+//! ato/2 + gap, at most the RTO) and re-enters quickack mode after a gap longer than the RTO;
+//! old data (below rcv_nxt) re-enters it too (`tcp_enter_quickack_mode`); leaving it resets the ATO to
+//! ATO_MIN (`tcp_dec_quickack_mode`). A quickack entry grants min(window / 2 MSS, max) ACKs
+//! (`tcp_incr_quickack`). `tcp_send_delayed_ack` arms min(ato, max(SRTT, ATO_MIN), 200 ms) when
+//! the ato is above ATO_MIN, and ACKs at once when a pending timer is due within ato/4; an
+//! expiring timer doubles the ATO (at most the RTO). The pingpong (interactive) rules do not
+//! apply: the receiver sends no data. The receiver's SRTT and RTO are those of its handshake,
+//! which is not simulated: one RTT sample of twice the first segment's one-way delay (its
+//! arrival minus its TSval) through the flow's RTT estimator (Linux: 3·R, at least R + rto_min).
+//! Times are exact, not 1 ms jiffies. Fixed: `timeout` always, quickack only at start.
 //! ECN echo: classic (RFC 3168) sets ECE from a CE mark until a segment with CWR arrives.
 //! Accurate (Linux with a `TCP_CONG_NEEDS_ECN` algorithm) sets ECE to the CE state of the
 //! latest ECT segment; when that state flips, an ACK held back by the delayed-ACK logic is
@@ -18,11 +29,21 @@
 //! TSecr echoes TS.Recent, taken only from segments at or below the last ACK sent (so a
 //! delayed ACK echoes its earliest segment). The window advertised is the receive buffer
 //! minus the out-of-order bytes held; in-order data is consumed at once.
+//! Left out: SACK compression of out-of-order ACKs (`tcp_sack_compress_send_ack`), the byte
+//! rule of "two full segments" for small segments (segments are counted), D-SACK.
 //! ns-3's TcpSocketBase has no quickack (DelAckCount 2, 200 ms timer) and advertises the
 //! free buffer space including in-order unread data.
 
-use crate::config::{DelayedAck, EcnMode, TcpConfig};
-use tcplab_core::{AckHeader, DataHeader, Ecn, SackBlock, SimTime, MAX_SACK_BLOCKS};
+use crate::config::{DelayedAck, EcnMode, TcpConfig, DELACK_MAX};
+use crate::rtt::RttEstimator;
+use tcplab_core::{AckHeader, DataHeader, Ecn, SackBlock, SimDuration, SimTime, MAX_SACK_BLOCKS};
+
+fn half(d: SimDuration) -> SimDuration {
+    SimDuration::from_nanos(d.as_nanos() / 2)
+}
+
+/// The most an adaptive ATO may grow to before the SRTT bound (Linux `HZ / 2`).
+const MAX_ATO: SimDuration = SimDuration::from_millis(500);
 
 /// Segments ACKed immediately after a new CE mark (Linux `tcp_enter_quickack_mode(sk, 2)`).
 const CE_QUICKACKS: u32 = 2;
@@ -97,6 +118,14 @@ pub struct TcpReceiver {
     ce_state: bool,
     /// Accurate ECN (Linux DCTCP `prior_rcv_nxt`): rcv_nxt after the latest ECT segment.
     prior_rcv_nxt: u32,
+    /// Adaptive: Linux `icsk_ack.ato` (zero before the first in-order segment) and
+    /// `icsk_ack.lrcvtime`, the arrival of the latest in-order segment.
+    ato: SimDuration,
+    last_arrival: SimTime,
+    /// Adaptive: the receiving socket's estimator, fed once from the first segment.
+    rtt: Option<RttEstimator>,
+    /// Largest payload seen (Linux `rcv_mss`).
+    rcv_mss: u32,
 }
 
 impl TcpReceiver {
@@ -113,12 +142,16 @@ impl TcpReceiver {
             delivered_bytes: 0,
             unacked: 0,
             delack_deadline: None,
-            quick: cfg.delayed_ack.quickack_segments,
+            quick: if cfg.delayed_ack.adaptive { 0 } else { cfg.delayed_ack.quickack_segments },
             ts_recent: SimTime::ZERO,
             last_ack_sent: 0,
             demand_cwr: false,
             ce_state: false,
             prior_rcv_nxt: 0,
+            ato: SimDuration::ZERO,
+            last_arrival: SimTime::ZERO,
+            rtt: cfg.delayed_ack.adaptive.then(|| RttEstimator::new(cfg)),
+            rcv_mss: 0,
         }
     }
 
@@ -139,10 +172,23 @@ impl TcpReceiver {
         if hdr.seq <= self.last_ack_sent && hdr.tsval >= self.ts_recent {
             self.ts_recent = hdr.tsval;
         }
+        self.rcv_mss = self.rcv_mss.max(hdr.payload);
+        if let Some(rtt) = self.rtt.as_mut().filter(|r| r.srtt_us() == 0) {
+            rtt.on_sample(2 * (now - hdr.tsval).as_micros(), 0, 0);
+        }
         let below_window = hdr.seq < self.rcv_nxt;
         if below_window || self.holds(hdr.seq) {
             immediate = true; // duplicate: ACK at once (Linux would add a D-SACK)
+                              // Linux tcp_data_queue: old data re-enters quickack mode; a segment already held
+                              // out of order is only dropped (tcp_data_queue_ofo).
+            if self.policy.adaptive && below_window {
+                self.incr_quickack();
+                self.ato = self.policy.timeout;
+            }
         } else if hdr.seq == self.rcv_nxt {
+            if self.policy.adaptive {
+                self.data_recv(now);
+            }
             immediate |= !self.ooo.is_empty(); // fills (part of) a hole
             self.rcv_nxt += 1;
             self.delivered_bytes += u64::from(hdr.payload);
@@ -163,14 +209,71 @@ impl TcpReceiver {
         }
         if self.quick > 0 {
             self.quick -= 1;
+            if self.quick == 0 && self.policy.adaptive {
+                self.ato = self.policy.timeout;
+            }
             immediate = true;
         }
         if immediate || self.unacked >= self.policy.every {
             acks.push(self.build_ack(false));
-        } else {
+        } else if !self.policy.adaptive {
             self.delack_deadline.get_or_insert(now + self.policy.timeout);
+        } else {
+            let ato = self.delack_ato();
+            match self.delack_deadline {
+                Some(d) if d <= now + half(half(ato)) => acks.push(self.build_ack(false)),
+                Some(d) => self.delack_deadline = Some(d.min(now + ato)),
+                None => self.delack_deadline = Some(now + ato),
+            }
         }
         acks
+    }
+
+    /// Linux `tcp_event_data_recv`: moves the ATO from the gap since the previous in-order
+    /// segment; quickack mode at the first segment and after a gap longer than the RTO.
+    fn data_recv(&mut self, now: SimTime) {
+        let ato_min = self.policy.timeout;
+        if self.ato == SimDuration::ZERO {
+            self.incr_quickack();
+            self.ato = ato_min;
+        } else {
+            let gap = now - self.last_arrival;
+            let rto = self.rto();
+            if gap <= half(ato_min) {
+                self.ato = half(self.ato) + half(ato_min);
+            } else if gap < self.ato {
+                self.ato = (half(self.ato) + gap).min(rto);
+            } else if gap > rto {
+                self.incr_quickack();
+            }
+        }
+        self.last_arrival = now;
+    }
+
+    /// Linux `tcp_incr_quickack`: window / (2 · rcv_mss) immediate ACKs (at least 2), at most
+    /// `quickack_segments`, unless more are already due.
+    fn incr_quickack(&mut self) {
+        let window = self.rcv_buf_bytes.saturating_sub(self.ooo_bytes);
+        let grant = (window / (2 * u64::from(self.rcv_mss.max(1)))).max(2);
+        let grant = grant.min(u64::from(self.policy.quickack_segments)) as u32;
+        self.quick = self.quick.max(grant);
+    }
+
+    /// The receiving socket's RTO (its initial RTO until the first segment arrives).
+    fn rto(&self) -> SimDuration {
+        self.rtt.as_ref().expect("adaptive receivers keep an estimator").rto()
+    }
+
+    /// Linux `tcp_send_delayed_ack`: the timeout an ACK is held back for now.
+    fn delack_ato(&self) -> SimDuration {
+        let ato_min = self.policy.timeout;
+        let mut ato = self.ato;
+        if ato > ato_min {
+            let srtt_us = self.rtt.as_ref().map_or(0, |r| r.srtt_us());
+            let bound = if srtt_us == 0 { MAX_ATO } else { MAX_ATO.min(SimDuration::from_micros(srtt_us).max(ato_min)) };
+            ato = ato.min(bound);
+        }
+        ato.min(DELACK_MAX)
     }
 
     /// Linux `dctcp_ece_ack_update`: on a change of CE state, sends the held-back ACK of
@@ -194,7 +297,13 @@ impl TcpReceiver {
     /// The delayed-ACK timer fired: the held-back ACK, if one is still due.
     pub fn on_timer(&mut self, now: SimTime) -> Option<AckHeader> {
         match self.delack_deadline {
-            Some(d) if now >= d => Some(self.build_ack(true)),
+            Some(d) if now >= d => {
+                if self.policy.adaptive {
+                    // Linux tcp_delack_timer_handler: a missed delayed ACK inflates the ATO.
+                    self.ato = self.ato.saturating_mul(2).min(self.rto());
+                }
+                Some(self.build_ack(true))
+            }
             _ => None,
         }
     }
@@ -447,5 +556,127 @@ mod tests {
         // A duplicate below rcv_nxt does not: its ACK echoes the current state.
         assert_eq!(arrive(&mut r, 0, Ce), [(3, false)]);
         assert_eq!(arrive(&mut r, 3, Ect0), [(5, false)], "fills the hole");
+    }
+
+    fn us(v: u64) -> SimTime {
+        SimTime::ZERO + SimDuration::from_micros(v)
+    }
+
+    fn receiver(quickack_segments: u32, adaptive: bool) -> TcpReceiver {
+        let delayed_ack = DelayedAck { quickack_segments, adaptive, ..DelayedAck::default() };
+        TcpReceiver::new(&TcpConfig { delayed_ack, ..TcpConfig::default() })
+    }
+
+    /// Segment `s` sent at 0 arrives at `at`; returns whether it was ACKed at once.
+    fn lands(r: &mut TcpReceiver, s: u32, at: SimTime) -> bool {
+        !r.on_data(at, &seg(s, SimTime::ZERO), Ecn::NotEct).is_empty()
+    }
+
+    #[test]
+    fn the_ato_follows_the_arrival_gaps_within_the_srtt_and_200ms_bounds() {
+        let mut r = receiver(0, true);
+        // The first segment's one-way delay is 100 ms: handshake RTT 200 ms, so SRTT 200 ms
+        // and RTO max(3 · 200, 200 + 200) = 600 ms. ato starts at ATO_MIN = 40 ms.
+        assert!(!lands(&mut r, 0, ms(100)));
+        assert_eq!(r.next_timer(), Some(ms(140)));
+        assert_eq!(r.on_timer(ms(140)).map(|a| (a.ack, a.delayed)), Some((1, true)));
+        // The timer fired: ato doubles to 80. Gap 70 (above 20, below 80): 80/2 + 70 = 110,
+        // above ATO_MIN so bounded by max(SRTT, 40) = 200: the timer is 110 ms.
+        assert!(!lands(&mut r, 1, ms(170)));
+        assert_eq!(r.next_timer(), Some(ms(280)));
+        r.on_timer(ms(280)).expect("timer ACK");
+        // ato 220; gap 120: 110 + 120 = 230, held back at most min(SRTT, 200 ms) = 200 ms.
+        assert!(!lands(&mut r, 2, ms(290)));
+        assert_eq!(r.next_timer(), Some(ms(490)));
+        r.on_timer(ms(490)).expect("timer ACK");
+        // ato 460; the gap counts from the last arrival, not the timer: 210 ms, so
+        // 230 + 210 = 440, timer 200 ms. Gap 5 (≤ 20): 220 + 20 = 240, and the second full
+        // segment is ACKed at once.
+        assert!(!lands(&mut r, 3, ms(500)));
+        assert_eq!(r.next_timer(), Some(ms(700)));
+        assert!(lands(&mut r, 4, ms(505)));
+        // gap 5 again: 120 + 20 = 140 ms.
+        assert!(!lands(&mut r, 5, ms(510)));
+        assert_eq!(r.next_timer(), Some(ms(650)));
+        assert_eq!(r.on_timer(ms(650)).map(|a| a.ack), Some(6));
+        // The timer doubled ato to 280; gap 140 < 280: 140 + 140 = 280, bounded by 200.
+        assert!(!lands(&mut r, 6, ms(650)));
+        assert_eq!(r.next_timer(), Some(ms(850)));
+        r.on_timer(ms(850)).expect("timer ACK");
+        // ato 560; gap 1 s > RTO 600 ms: quickack mode (none granted here), ato unchanged.
+        assert!(!lands(&mut r, 7, ms(1650)));
+        assert_eq!(r.next_timer(), Some(ms(1850)));
+        // gap 12.5 ms: 280 + 20 = 300, the second segment is ACKed; gap 0.1 ms: 150 + 20 = 170.
+        assert!(lands(&mut r, 8, us(1_662_500)));
+        assert!(!lands(&mut r, 9, us(1_662_600)));
+        assert_eq!(r.next_timer(), Some(us(1_832_600)));
+    }
+
+    #[test]
+    fn a_pending_timer_due_within_a_quarter_ato_acks_at_once() {
+        let cfg = TcpConfig { delayed_ack: DelayedAck { every: 3, quickack_segments: 0, ..DelayedAck::default() }, ..TcpConfig::default() };
+        let mut r = TcpReceiver::new(&cfg);
+        assert!(!lands(&mut r, 0, ms(100)));
+        assert_eq!(r.next_timer(), Some(ms(140)));
+        // gap 25: ato 40/2 + 25 = 45, timer min(45, 200) = 45; the pending one (140) is
+        // earlier and kept; 140 > 125 + 45/4, so no ACK yet.
+        assert!(!lands(&mut r, 1, ms(125)));
+        assert_eq!(r.next_timer(), Some(ms(140)));
+        // Third segment would be ACKed anyway (every 3); instead a lone late one: reset.
+        let mut r = TcpReceiver::new(&cfg);
+        assert!(!lands(&mut r, 0, ms(100)));
+        // gap 35: 20 + 35 = 55 ms; 140 ≤ 135 + 55/4 = 148.75: ACK now.
+        assert!(lands(&mut r, 1, ms(135)));
+        assert_eq!(r.next_timer(), None);
+    }
+
+    /// Segments s0.. arrive 1 ms apart from `from`; returns which were ACKed at once.
+    fn train(r: &mut TcpReceiver, s0: u32, n: u32, from: SimTime) -> Vec<bool> {
+        (0..n).map(|k| lands(r, s0 + k, from + SimDuration::from_millis(u64::from(k)))).collect()
+    }
+
+    #[test]
+    fn quickack_mode_returns_after_an_idle_gap_longer_than_the_rto() {
+        for (gap, again) in [(600, false), (601, true)] {
+            let mut r = receiver(16, true);
+            // First segment at 100 ms (RTO 600 ms): 16 quickacks, then every second segment.
+            assert_eq!(train(&mut r, 0, 18, ms(100)), [vec![true; 16], vec![false, true]].concat());
+            let after = ms(117) + SimDuration::from_millis(gap);
+            let acks = train(&mut r, 18, 18, after);
+            if again {
+                assert_eq!(acks, [vec![true; 16], vec![false, true]].concat(), "gap {gap} ms > RTO");
+            } else {
+                assert_eq!(acks, [false, true].repeat(9), "gap {gap} ms = RTO");
+            }
+        }
+    }
+
+    #[test]
+    fn a_duplicate_segment_starts_quickack_mode_again() {
+        let mut r = receiver(16, true);
+        train(&mut r, 0, 18, ms(100));
+        // 16 quickacks again, the first spent on the duplicate's own ACK.
+        assert!(lands(&mut r, 3, ms(120)), "duplicate");
+        assert_eq!(train(&mut r, 18, 18, ms(121)), [vec![true; 15], vec![false, true, false]].concat());
+        // A segment held out of order arriving again is ACKed at once, without quickack mode.
+        assert!(lands(&mut r, 40, ms(140)), "out of order");
+        assert!(lands(&mut r, 40, ms(141)), "held already");
+        // The segments filling the hole are ACKed at once; after it, no quickack mode.
+        assert_eq!(train(&mut r, 36, 4, ms(142)), [true; 4]);
+        assert!(!lands(&mut r, 41, ms(146)));
+    }
+
+    #[test]
+    fn fixed_ato_acks_after_delack_timeout_and_quickacks_only_at_start() {
+        let mut r = receiver(16, false);
+        assert_eq!(train(&mut r, 0, 18, ms(100)), [vec![true; 16], vec![false, true]].concat());
+        // the adaptive receiver would quickack after this idle second, and time 110 ms here
+        for (s, at) in [(18, 1117), (19, 1187), (20, 1307)] {
+            assert!(!lands(&mut r, s, ms(at)));
+            assert_eq!(r.next_timer(), Some(ms(at + 40)));
+            assert!(r.on_timer(ms(at + 40)).is_some());
+        }
+        assert!(lands(&mut r, 3, ms(1400)), "duplicate");
+        assert!(!lands(&mut r, 21, ms(1401)), "no quickack mode after a duplicate");
     }
 }

@@ -458,6 +458,17 @@ impl TcpSender {
         }
     }
 
+    /// Whether the next segment to leave is a retransmission (Linux doubles the TCP Small
+    /// Queues limit for those: `tcp_xmit_retransmit_queue`).
+    pub fn retransmission_next(&self) -> bool {
+        matches!(self.sendable(), Sendable::Retransmission)
+    }
+
+    /// Segments sent and not yet cumulatively acknowledged (Linux `packets_out`).
+    pub fn packets_out(&self) -> u32 {
+        self.sb.packets_out()
+    }
+
     /// Earliest of the RTO deadline and, when a segment is ready but pacing holds it, its
     /// release time.
     pub fn next_timer(&self) -> Option<SimTime> {

@@ -199,6 +199,7 @@ def _namespace_sysctls(plan_: EmuPlan) -> list[str]:
             if tcp["recovery"] == "rack-tlp"
             else ["net.ipv4.tcp_recovery=0", "net.ipv4.tcp_early_retrans=0"]
         ),
+        f"net.ipv4.tcp_limit_output_bytes={settings.TCP_LIMIT_OUTPUT_BYTES}",
     ]
 
 

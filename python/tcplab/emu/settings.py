@@ -31,6 +31,9 @@ MTU_RANGE = (576, 9000)  # IPv4's minimum datagram size to jumbo frames
 KERNEL_INITIAL_RTO = "1s"  # TCP_TIMEOUT_INIT
 KERNEL_DELACK = "40ms"  # TCP_ATO_MIN, the delayed-ACK timeout it starts from
 KERNEL_QUICKACKS = 16  # TCP_MAX_QUICKACKS
+# The simulator's TCP Small Queues cap (net.ipv4.tcp_limit_output_bytes, Linux's default since 6.7),
+# set in every namespace so that older kernels (1 MiB) match it.
+TCP_LIMIT_OUTPUT_BYTES = 4 << 20
 KERNEL_RTO_MAX_MS = 120_000  # TCP_RTO_MAX; TCP_RTO_MAX_MS accepts 1000..120000
 MIN_RTO_MAX_MS = 1000
 # Above this rate a 2-core machine cannot emulate faithfully (docs/emulation.md, Limits).
@@ -432,6 +435,14 @@ KERNEL_SETTINGS: dict[str, Handling] = {
     ),
     "tcp.quickack": Handling(
         "the kernel's TCP_MAX_QUICKACKS", _exactly(KERNEL_QUICKACKS, "the kernel's quickack count at connection start is fixed")
+    ),
+    "tcp.tsq": Handling(
+        f"the kernel's TCP Small Queues, net.ipv4.tcp_limit_output_bytes={TCP_LIMIT_OUTPUT_BYTES} in the senders' and receivers' namespaces",
+        _exactly(True, "the kernel's TCP Small Queues cannot be switched off (tcp_small_queue_check)"),
+    ),
+    "tcp.ato": Handling(
+        "the kernel's adaptive delayed-ACK timeout",
+        _exactly("linux", "the kernel's delayed-ACK timeout always adapts to the arrivals (tcp_event_data_recv)"),
     ),
     "tcp.slow_start_after_idle": Handling(
         "net.ipv4.tcp_slow_start_after_idle in the senders' and receivers' namespaces",

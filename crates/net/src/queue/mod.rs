@@ -15,7 +15,7 @@ use serde::{Serialize, Serializer};
 use serde_json::Value;
 pub use tcplab_core::registry::ParamDoc;
 use tcplab_core::registry::Setting;
-use tcplab_core::{Ecn, Packet, SimDuration, SimRng, SimTime};
+use tcplab_core::{Ecn, FlowId, Packet, PacketKind, SimDuration, SimRng, SimTime};
 
 /// The capacity of a queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,25 +48,35 @@ pub enum DropReason {
 }
 
 /// What a link direction's queue discarded, by reason, and CE-marked.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DropSink {
     pub tail: u64,
     pub head: u64,
     pub aqm: u64,
     pub overlimit: u64,
     pub ce_marks: u64,
+    /// The data packets discarded, as (flow, payload bytes), kept only once asked for by
+    /// [`DropSink::log_data_drops`] (a host's egress under TCP Small Queues) until taken.
+    pub dropped_data: Option<Vec<(FlowId, u32)>>,
 }
 
 impl DropSink {
     /// Takes a discarded packet.
     pub fn drop(&mut self, pkt: Packet, reason: DropReason) {
-        let _ = pkt;
+        if let (Some(log), PacketKind::Data(hdr)) = (self.dropped_data.as_mut(), pkt.kind) {
+            log.push((pkt.flow, hdr.payload));
+        }
         *match reason {
             DropReason::Tail => &mut self.tail,
             DropReason::Head => &mut self.head,
             DropReason::Aqm => &mut self.aqm,
             DropReason::Overlimit => &mut self.overlimit,
         } += 1;
+    }
+
+    /// From now on, keeps the flow and payload of every data packet discarded.
+    pub fn log_data_drops(&mut self) {
+        self.dropped_data.get_or_insert_with(Vec::new);
     }
 
     /// CE-marks `pkt` if it is ECT(0) and counts the mark.
