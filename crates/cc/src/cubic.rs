@@ -496,15 +496,16 @@ fn delay_threshold(base_us: u64) -> u64 {
     (base_us / HYSTART_DELAY_DIVISOR).clamp(HYSTART_DELAY_MIN_US, HYSTART_DELAY_MAX_US)
 }
 
-/// Linux `hystart_ack_delay`: time to send 4 segments at the pacing rate, at most 1 ms, µs
-/// (0 without a pacing rate). Linux counts 4 × the device's GSO size (`sk_gso_max_size`: 64 KB
-/// by default, i.e. 1 ms below 2 Gbit/s; about one MTU on devices with `gso_max_size` = MTU,
-/// as the emulation backend's); here 4 MSS.
+/// Linux `hystart_ack_delay`: time to send 4 × the device's GSO size at the pacing rate, at
+/// most 1 ms, µs (0 without a pacing rate). With GSO (`tcp.gso`) the device's size is Linux's
+/// default 64 KB, so the cushion is 1 ms below 2 Gbit/s; without, a device whose GSO size is
+/// one segment: 4 MSS.
 fn hystart_ack_delay(cx: &CcCx) -> u64 {
     if cx.pacing_rate == 0 {
         return 0;
     }
-    (4 * u64::from(cx.mss) * 1_000_000 / cx.pacing_rate).min(HYSTART_ACK_DELAY_MAX_US)
+    let gso_size = if cx.gso { crate::gso::GSO_LEGACY_MAX_SIZE } else { u64::from(cx.mss) };
+    (4 * gso_size * 1_000_000 / cx.pacing_rate).min(HYSTART_ACK_DELAY_MAX_US)
 }
 
 impl CongestionControl for Cubic {
@@ -818,6 +819,19 @@ mod tests {
         rtt_sample(&mut cubic, &mut cx, 40_000);
         assert!(cubic.ss.found);
         assert_eq!(cx.ssthresh, 32);
+    }
+
+    #[test]
+    fn hystart_ack_delay_counts_four_gso_sizes_at_the_pacing_rate() {
+        let mut cx = CcCx::new(1448);
+        assert_eq!(hystart_ack_delay(&cx), 0, "no pacing rate yet");
+        cx.pacing_rate = 125_000_000; // 1 Gbit/s
+        cx.gso = false; // 4 · 1448 B / 125 MB/s = 46.3 µs
+        assert_eq!(hystart_ack_delay(&cx), 46);
+        cx.gso = true; // 4 · 64 KB / 125 MB/s = 2.1 ms, capped at 1 ms
+        assert_eq!(hystart_ack_delay(&cx), 1_000);
+        cx.pacing_rate = 1_250_000_000; // 10 Gbit/s: 4 · 64 KB take 210 µs
+        assert_eq!(hystart_ack_delay(&cx), 209);
     }
 
     #[test]

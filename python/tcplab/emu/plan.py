@@ -311,12 +311,15 @@ def _setup_commands(plan_: EmuPlan, bottleneck: dict[str, Any], octet: int) -> l
         ["ip", "-n", s, "link", "add", "ve-s", "type", "veth", "peer", "name", "ve-rs", "netns", r],
         ["ip", "-n", d, "link", "add", "ve-d", "type", "veth", "peer", "name", "ve-rd", "netns", r],
     ]
-    # The path's MTU; offloads off, so queues hold MTU-size packets: no GSO/TSO super-packets,
-    # no GRO merging.
-    for ns, dev in ((s, "ve-s"), (r, "ve-rs"), (r, "ve-rd"), (d, "ve-d")):
+    # The path's MTU; GSO and GRO off on the router's and receivers' veths, so queues hold
+    # MTU-size packets. The senders' veth keeps the kernel's GSO sizes: TCP sends its GSO
+    # bursts (tcp_tso_autosize) as on a default device, and the TUN device, which has no
+    # offloads, cuts them into MTU-size packets before the delay line and the bottleneck.
+    for ns, dev in ((r, "ve-rs"), (r, "ve-rd"), (d, "ve-d")):
         cmds.append(
             ["ip", "-n", ns, "link", "set", dev, "mtu", mtu, "gso_max_size", mtu, "gso_max_segs", "1", "gro_max_size", mtu]
         )
+    cmds.append(["ip", "-n", s, "link", "set", "ve-s", "mtu", mtu, "gro_max_size", mtu])
     for ns in (s, r, d):
         cmds.append(["ip", "-n", ns, "link", "set", "lo", "up"])
     for pair in plan_.pairs:

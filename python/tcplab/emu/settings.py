@@ -449,8 +449,8 @@ KERNEL_SETTINGS: dict[str, Handling] = {
         _same_in_namespace("slow_start_after_idle", "net.ipv4.tcp_slow_start_after_idle"),
     ),
     "tcp.gso": Handling(
-        "the kernel's GSO skbs, sized from the pacing rate, which BBR's cwnd and in-flight budgets count "
-        "(bbr_tso_segs_goal); the veths' gso_max_segs 1 (plan.py) holds each skb to one segment, so the kernel paces single segments",
+        "the kernel's GSO skbs, sized from the pacing rate (tcp_tso_autosize) and counted by BBR's cwnd and in-flight "
+        "budgets (bbr_tso_segs_goal): the senders' veth keeps its GSO sizes (plan.py)",
         _exactly(True, "the kernel always builds GSO skbs (Linux 4.17 and later)"),
     ),
 }
