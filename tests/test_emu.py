@@ -138,8 +138,8 @@ def test_the_plan_builds_three_namespaces_a_shaped_bottleneck_and_the_delay_rout
         elif command[-2:] == ["gro_max_size", "1500"] and "ve-s" not in command:
             assert "gso_max_segs" in command
     assert "net.ipv4.tcp_limit_output_bytes=4194304" in text
-    # 20 ms one way on the bottleneck, each direction through the delay line.
-    assert [ns for _, _, ns in plan.delay_routes] == [20_000_000, 20_000_000]
+    # 20 ms one way plus each packet's serialization at the bottleneck's 10 Mbit/s.
+    assert [(ns, bps) for _, _, ns, bps in plan.delay_routes] == [(20_000_000, 10_000_000)] * 2
     assert plan.teardown == [["ip", "netns", "delete", f"tlabcdef{x}"] for x in "srd"]
     # Nothing touches the root namespace: every command names one of the run's namespaces.
     for command in plan.setup:
@@ -184,7 +184,7 @@ def test_other_topologies_are_refused() -> None:
 
 def test_rates_outside_the_faithful_range_are_a_warning() -> None:
     plan = plan_for(tcplab.resolve("rtt-lens", {"topology.bottleneck.rate": "5Mbps"}))
-    assert any("outside the 10-300Mbps" in warning for warning in plan.warnings), plan.warnings
+    assert any("outside the 10-50Mbps" in warning for warning in plan.warnings), plan.warnings
 
 
 def test_dry_run_prints_the_commands_and_runs_nothing(run_cli, tmp_path: Path) -> None:

@@ -2,7 +2,8 @@
 //!
 //! The router namespace routes both directions of the emulated path into the TUN device; the
 //! delay line reads each IPv4 packet, holds it for the delay of the first route matching its
-//! destination, and writes it back, where a policy rule (`iif <tun>`) sends it on to its real
+//! destination plus, when the route names a rate, the packet's serialization time at that rate,
+//! and writes it back, where a policy rule (`iif <tun>`) sends it on to its real
 //! next hop. With one delay per route every route's queue is FIFO in release order, so the
 //! writer only compares queue heads. Packets are released by a writer thread that sleeps
 //! until shortly before the head is due and spins the rest (real-time priority is the
@@ -31,15 +32,30 @@ const IDLE_WAIT: Duration = Duration::from_millis(10);
 const HISTOGRAM_US: usize = 100_000;
 const MAX_PACKET_BYTES: usize = 65_536;
 
-/// Packets to `network/prefix_len` wait `delay`.
+/// Packets to `network/prefix_len` wait `delay`, plus their length at `rate_bps` (0: none).
+///
+/// The rate is the bottleneck's: its token bucket releases a packet when the packet's
+/// transmission would start on a real link, so the delay line adds the time the transmission
+/// takes. A route's FIFO then releases in order as long as its packets' lengths differ by
+/// little (full segments, or ACKs): a shorter packet behind a longer one waits for it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Route {
     pub network: Ipv4Addr,
     pub prefix_len: u8,
     pub delay: Duration,
+    pub rate_bps: u64,
 }
 
 impl Route {
+    /// How long a packet of `len` bytes waits on this route.
+    fn hold(&self, len: usize) -> Duration {
+        if self.rate_bps == 0 {
+            return self.delay;
+        }
+        let serialization_ns = (len as u128 * 8 * 1_000_000_000 / u128::from(self.rate_bps)) as u64;
+        self.delay + Duration::from_nanos(serialization_ns)
+    }
+
     fn matches(&self, dst: Ipv4Addr) -> bool {
         let mask = if self.prefix_len == 0 { 0 } else { u32::MAX << (32 - u32::from(self.prefix_len.min(32))) };
         u32::from(dst) & mask == u32::from(self.network) & mask
@@ -145,7 +161,7 @@ impl DelayLine {
                     Some(_) if q.queued_bytes + n > max_queued_bytes => q.report.dropped_queue_full += 1,
                     Some(r) => {
                         q.queued_bytes += n;
-                        q.per_route[r].push_back((arrived + routes[r].delay, buf[..n].to_vec()));
+                        q.per_route[r].push_back((arrived + routes[r].hold(n), buf[..n].to_vec()));
                         drop(q);
                         reader_shared.wake.notify_one();
                     }
@@ -229,7 +245,18 @@ mod tests {
     }
 
     fn route(network: [u8; 4], prefix_len: u8, ms: u64) -> Route {
-        Route { network: Ipv4Addr::from(network), prefix_len, delay: Duration::from_millis(ms) }
+        Route { network: Ipv4Addr::from(network), prefix_len, delay: Duration::from_millis(ms), rate_bps: 0 }
+    }
+
+    #[test]
+    fn a_route_with_a_rate_adds_each_packets_serialization() {
+        let mut r = route([10, 0, 2, 0], 24, 20);
+        assert_eq!(r.hold(1500), Duration::from_millis(20));
+        r.rate_bps = 10_000_000; // 1500 B at 10 Mbit/s: 1.2 ms; a 52-B ACK: 41.6 µs
+        assert_eq!(r.hold(1500), Duration::from_micros(21_200));
+        assert_eq!(r.hold(52), Duration::from_nanos(20_041_600));
+        r.rate_bps = 300_000_000; // 1500 B: 40 µs
+        assert_eq!(r.hold(1500), Duration::from_micros(20_040));
     }
 
     /// Feeds `packets` (destination, tag) at once and collects what comes out, with when.

@@ -174,14 +174,14 @@ const DELAY_LINE_SIGNAL_CHECK: std::time::Duration = std::time::Duration::from_m
 
 /// Runs the constant-delay line on TUN device `tun` (created in this process's network
 /// namespace) until a signal handler raises, then returns its report as JSON. `routes` are
-/// (IPv4 network, prefix length, delay in ns), first match wins.
+/// (IPv4 network, prefix length, delay in ns, serialization rate in bit/s or 0), first match wins.
 #[pyfunction]
-fn run_delay_line(py: Python<'_>, tun: &str, routes: Vec<(String, u8, u64)>, max_queued_bytes: usize) -> PyResult<String> {
+fn run_delay_line(py: Python<'_>, tun: &str, routes: Vec<(String, u8, u64, u64)>, max_queued_bytes: usize) -> PyResult<String> {
     let routes = routes
         .into_iter()
-        .map(|(network, prefix_len, delay_ns)| {
+        .map(|(network, prefix_len, delay_ns, rate_bps)| {
             let network = network.parse().map_err(|_| PyValueError::new_err(format!("{network:?} is not an IPv4 network address")))?;
-            Ok(Route { network, prefix_len, delay: std::time::Duration::from_nanos(delay_ns) })
+            Ok(Route { network, prefix_len, delay: std::time::Duration::from_nanos(delay_ns), rate_bps })
         })
         .collect::<PyResult<Vec<Route>>>()?;
     let config = DelayLineConfig { tun: tun.to_string(), routes, max_queued_bytes };

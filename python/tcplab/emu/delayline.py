@@ -1,8 +1,9 @@
-"""`python -m tcplab.emu.delayline --tun NAME --route NET/LEN=NS ... --report FILE`: the
+"""`python -m tcplab.emu.delayline --tun NAME --route NET/LEN=NS@BPS ... --report FILE`: the
 constant-delay line (crates/emu) on TUN device NAME of the current network namespace, at
-real-time priority when allowed, until SIGTERM or Ctrl-C; then its report (packets, drops,
-release lateness percentiles) is written to FILE as JSON. The device's carrier comes up once
-the line is attached."""
+real-time priority when allowed, until SIGTERM or Ctrl-C: packets to NET/LEN wait NS
+nanoseconds plus their length at BPS bit/s (the bottleneck's serialization; @0: none). Then
+its report (packets, drops, release lateness percentiles) is written to FILE as JSON. The
+device's carrier comes up once the line is attached."""
 
 from __future__ import annotations
 
@@ -19,10 +20,11 @@ REALTIME_PRIORITY = 50
 MAX_QUEUED_BYTES = 256 * 2**20
 
 
-def _route(text: str) -> tuple[str, int, int]:
-    network, _, delay_ns = text.partition("=")
+def _route(text: str) -> tuple[str, int, int, int]:
+    network, _, hold = text.partition("=")
     address, _, length = network.partition("/")
-    return address, int(length or 32), int(delay_ns)
+    delay_ns, _, rate_bps = hold.partition("@")
+    return address, int(length or 32), int(delay_ns), int(rate_bps or 0)
 
 
 def main(argv: list[str] | None = None) -> int:

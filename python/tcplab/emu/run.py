@@ -274,7 +274,7 @@ def _execute(plan: emu_plan.EmuPlan, processes: Processes, work: Path, stop: thr
         _run(command)
     router, senders, receivers = plan.namespaces["router"], plan.namespaces["senders"], plan.namespaces["receivers"]
     report_path = work / "delay-line.json"
-    routes = [f"{net}/{length}={ns}" for net, length, ns in plan.delay_routes]
+    routes = [f"{net}/{length}={ns}@{bps}" for net, length, ns, bps in plan.delay_routes]
     delay_line = processes.start(
         router,
         "delayline",
