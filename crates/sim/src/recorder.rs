@@ -153,6 +153,10 @@ series! {
         /// The latest delivery-rate sample; NaN (null) before the first valid one.
         #[column(F64, "Mbit/s")]
         pub delivery_rate_mbps: f64,
+        /// 1 when that sample was application-limited (Linux `tcpi_delivery_rate_app_limited`:
+        /// sent while the sender had less data than cwnd allowed, or BBR's PROBE_RTT), else 0.
+        #[column(U32, "")]
+        pub delivery_rate_app_limited: u32,
         /// Rate of the in-order bytes delivered to the receiving application during the interval.
         #[column(F64, "Mbit/s")]
         pub goodput_mbps: f64,

@@ -456,6 +456,7 @@ impl World {
             s.min_rtt_ms.push(nan_if_none(st.min_rtt.map(|d| d.as_millis_f64())));
             s.pacing_rate_mbps.push(nan_if_none(st.pacing_rate.map(|r| r.mbps())));
             s.delivery_rate_mbps.push(nan_if_none(st.delivery_rate.map(|r| r.mbps())));
+            s.delivery_rate_app_limited.push(u32::from(st.delivery_rate_app_limited));
             s.goodput_mbps.push((delivered - base.delivered_bytes) as f64 * 8e-6 / interval_s);
             s.retransmits.push((st.retransmits - base.retransmits) as f64);
             s.cc_state.push(st.cc_state);

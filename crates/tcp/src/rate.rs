@@ -38,6 +38,7 @@ pub(crate) struct RateSampler {
     /// non-app-limited sample, or a higher app-limited one (what `tcp_info` reports).
     rate_delivered: u64,
     rate_interval_us: u64,
+    rate_app_limited: bool,
 }
 
 impl RateSampler {
@@ -104,6 +105,7 @@ impl RateSampler {
             {
                 self.rate_delivered = delivered;
                 self.rate_interval_us = interval_us;
+                self.rate_app_limited = rs.is_app_limited;
             }
         }
         rs
@@ -113,6 +115,11 @@ impl RateSampler {
     /// the bubble lasts until the packets now in flight are delivered.
     pub(crate) fn mark_app_limited(&mut self, in_flight: u32) {
         self.app_limited = (self.delivered + u64::from(in_flight)).max(1);
+    }
+
+    /// The recorded sample was application-limited (Linux `tcpi_delivery_rate_app_limited`).
+    pub(crate) fn delivery_rate_app_limited(&self) -> bool {
+        self.rate_app_limited
     }
 
     /// The delivery rate of the recorded sample (Linux `tcpi_delivery_rate`).
@@ -162,6 +169,29 @@ mod tests {
         assert_eq!(rs.tx_in_flight, 2);
         // 2 packets · 1448 B · 8 / 60 ms
         assert_eq!(r.delivery_rate(1448), Some(Rate::from_bps(2 * 1448 * 8 * 1_000_000 / 60_000)));
+    }
+
+    #[test]
+    fn an_app_limited_sample_is_recorded_only_when_it_beats_the_recorded_rate() {
+        // The two-segment sample (2 packets in 60 ms) was not app-limited.
+        let (mut r, _) = two_segment_sample(40_000);
+        assert!(!r.delivery_rate_app_limited());
+        let mut sample = |r: &mut RateSampler, sent_ms: u64, acked_ms: u64| {
+            r.mark_app_limited(0);
+            let seg = Segment::new(1000, ms(sent_ms), r.on_send(ms(sent_ms), 0, 1));
+            r.begin_ack();
+            r.count_delivered(1, false);
+            r.on_delivered(2, &seg);
+            r.generate(&ack_at(ms(acked_ms), 1, 10_000))
+        };
+        // An app-limited sample of 1 packet in 100 ms is slower: the recorded one stays.
+        let rs = sample(&mut r, 100, 200);
+        assert!(rs.is_app_limited && !r.delivery_rate_app_limited());
+        assert_eq!(r.delivery_rate(1448), Some(Rate::from_bps(2 * 1448 * 8 * 1_000_000 / 60_000)));
+        // 1 packet in 20 ms is faster: recorded, and marked app-limited (tcpi_delivery_rate_app_limited).
+        let rs = sample(&mut r, 300, 320);
+        assert!(rs.is_app_limited && r.delivery_rate_app_limited());
+        assert_eq!(r.delivery_rate(1448), Some(Rate::from_bps(1448 * 8 * 1_000_000 / 20_000)));
     }
 
     #[test]

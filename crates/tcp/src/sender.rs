@@ -66,6 +66,8 @@ pub struct SenderStats {
     /// The latest valid delivery-rate sample (Linux `tcpi_delivery_rate`: an app-limited
     /// sample replaces it only if higher).
     pub delivery_rate: Option<Rate>,
+    /// That sample was application-limited (Linux `tcpi_delivery_rate_app_limited`).
+    pub delivery_rate_app_limited: bool,
     /// Retransmitted segments, cumulative.
     pub retransmits: u64,
     pub rto_count: u64,
@@ -556,6 +558,7 @@ impl TcpSender {
             min_rtt: (min_rtt != u64::MAX).then(|| SimDuration::from_micros(min_rtt)),
             pacing_rate: (self.cx.pacing_rate > 0).then(|| Rate::from_bps(self.cx.pacing_rate.saturating_mul(8))),
             delivery_rate: self.rate.delivery_rate(self.cfg.mss),
+            delivery_rate_app_limited: self.rate.delivery_rate_app_limited(),
             retransmits: self.retransmits,
             rto_count: self.rto_count,
             bytes_sent: self.bytes_sent,

@@ -401,6 +401,7 @@ def _result(document: dict[str, Any], plan: emu_plan.EmuPlan, raw: dict[str, Any
                     "min_rtt_ms": sample["min_rtt_us"] / 1e3 if sample["min_rtt_us"] else None,
                     "pacing_rate_mbps": None if sample["pacing_rate"] in (0, NO_PACING) else sample["pacing_rate"] * 8 / 1e6,
                     "delivery_rate_mbps": sample["delivery_rate"] * 8 / 1e6,
+                    "delivery_rate_app_limited": sample["rate_flags"] & 1,
                     "goodput_mbps": (acked - previous_acked) * 8 / interval / 1e6,
                     "retransmits": float(retrans - previous_retrans),
                     "cc_state": flow.cc.upper() if flow.cc == "bbr" else _state(sample),

@@ -12,6 +12,7 @@ TCP_INFO_BYTES = 232
 _FIELDS = {
     "ca_state": (1, "B"),
     "options": (5, "B"),
+    "rate_flags": (7, "B"),  # bit 0: tcpi_delivery_rate_app_limited
     "snd_mss": (16, "I"),
     "unacked": (24, "I"),
     "sacked": (28, "I"),
@@ -41,6 +42,7 @@ CA_STATES = {0: "open", 1: "disorder", 2: "cwr", 3: "recovery", 4: "loss"}
 class TcpInfo:
     ca_state: int
     options: int
+    rate_flags: int
     snd_mss: int
     unacked: int
     sacked: int
