@@ -213,6 +213,7 @@ pub fn tcp_config(t: &TcpSpec) -> TcpConfig {
             RecoverySpec::RackTlp => RecoveryMode::RackTlp,
             RecoverySpec::Rfc6675 => RecoveryMode::Rfc6675,
         },
+        undo: t.undo,
         ecn: if t.ecn { EcnMode::Classic } else { EcnMode::Off },
         delayed_ack: DelayedAck { every: t.ack_every, timeout: t.delack_timeout.0, quickack_segments: t.quickack },
         slow_start_after_idle: t.slow_start_after_idle,

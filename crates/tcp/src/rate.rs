@@ -85,6 +85,12 @@ impl RateSampler {
         }
     }
 
+    /// `delivered` when the newest segment (S)ACKed by this ACK was sent (Linux
+    /// `rs->prior_delivered`); 0 if none.
+    pub(crate) fn prior_delivered(&self) -> u64 {
+        self.picked.as_ref().map_or(0, |p| p.packet.tx.delivered)
+    }
+
     /// Linux `tcp_rate_gen`: ends the app-limited bubble, stamps the delivery, takes the rate
     /// sample of this ACK and keeps it for `tcp_info` if it is valid and not app-limited, or
     /// app-limited but higher.
