@@ -280,6 +280,7 @@ def test_settings_the_kernel_can_have_are_in_the_plan(override: str, applied: li
         ("tcp.rto=rfc6298", 'tcp.rto: "rfc6298" is not emulated'),
         ("tcp.delack_timeout=10ms", "tcp.delack_timeout: 10ms is not emulated"),
         ("tcp.quickack=4", "tcp.quickack: 4 is not emulated"),
+        ("tcp.undo=false", "tcp.undo: false is not emulated: the kernel undoes"),
         ("tcp.min_rto=1500us", "tcp.min_rto: 1500us is not emulated"),
         ("tcp.max_rto=200s", "tcp.max_rto: 200s is not emulated"),
         ("flows.0.tcp.mss=9000", "flows.0.tcp.mss: 9000 is not emulated"),

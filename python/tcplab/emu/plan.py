@@ -199,6 +199,9 @@ def _namespace_sysctls(plan_: EmuPlan) -> list[str]:
             if tcp["recovery"] == "rack-tlp"
             else ["net.ipv4.tcp_recovery=0", "net.ipv4.tcp_early_retrans=0"]
         ),
+        # duplicate-SACK reports and F-RTO, under which the kernel undoes spurious reductions
+        "net.ipv4.tcp_dsack=1",
+        "net.ipv4.tcp_frto=2",
     ]
 
 
