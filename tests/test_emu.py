@@ -131,6 +131,7 @@ def test_the_plan_builds_three_namespaces_a_shaped_bottleneck_and_the_delay_rout
     assert "tc qdisc add dev ve-rd root handle 1: stab overhead -14 tbf rate 10000000bit" in text
     assert "tc qdisc add dev ve-rd parent 1:1 handle 10: pfifo limit 330" in text
     assert "gso_max_segs 1" in text and "net.ipv4.tcp_no_metrics_save=1" in text
+    assert "net.ipv4.tcp_dsack=1" in text and "net.ipv4.tcp_frto=2" in text  # tcp.undo = true
     # 20 ms one way on the bottleneck, each direction through the delay line.
     assert [ns for _, _, ns in plan.delay_routes] == [20_000_000, 20_000_000]
     assert plan.teardown == [["ip", "netns", "delete", f"tlabcdef{x}"] for x in "srd"]
