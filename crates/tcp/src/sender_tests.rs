@@ -641,14 +641,15 @@ fn a_dsack_for_a_reordered_segment_undoes_the_fast_retransmit() {
     assert_eq!(old, [(20, Some(20)), (20, Some(20))]);
 }
 
-// Eifel detection (RFC 3522, Linux tcp_packet_delayed / tcp_try_undo_recovery): 30 is only
-// 75 ms late, so the original arrives (325 ms) before the retransmission (350 ms). The ACK
-// it triggers reaches the sender at 375 ms, completes the recovery and echoes 30's original
-// timestamp (200 ms), older than the retransmission (300 ms): the reduction is undone as the
-// recovery ends, before any D-SACK: cwnd 40 again, and slow start (ssthresh infinite again)
-// adds one for the segment this ACK delivered.
+// Eifel detection (RFC 3522, Linux tcp_packet_delayed / tcp_try_undo_partial): 30 is only
+// 75 ms late, so the original arrives (325 ms) before the retransmission (350 ms). The ACK it
+// triggers reaches the sender at 375 ms, a partial ACK (segments sent at 300 ms are still
+// out), and echoes 30's original timestamp (200 ms), older than the retransmission (300 ms):
+// with no retransmission left out, the reduction is undone at once, before any D-SACK:
+// cwnd 40 again, and slow start (ssthresh infinite again) adds one for the segment this ACK
+// delivered.
 #[test]
-fn timestamps_showing_the_original_arrived_undo_the_recovery_at_its_end() {
+fn timestamps_showing_the_original_arrived_undo_the_recovery() {
     let (cc, log) = Probe::reno();
     let mut w = Wire::new(ack_every_segment(), cc, None, SimDuration::from_millis(50));
     w.delay_copy(30, 1, SimDuration::from_millis(75));
@@ -693,4 +694,30 @@ fn frto_undoes_a_spurious_timeout_after_a_delay_spike() {
     let (old, _, _, old_after) = run(false);
     assert_eq!(&retransmission_times(&old)[..3], &[(ms(400), 10), (ms(500), 11), (ms(500), 12)]);
     assert_eq!(old_after.1, Some(10));
+}
+
+// Linux tcp_process_tlp_ack with FLAG_DSACK_TLP, driven by hand-made ACKs. Ten segments at 0,
+// all but 9 ACKed at 100 ms; 9's probe leaves when the timer fires (one segment out: 2·SRTT
+// + rto_min capped by the RTO, 300 ms), then one more segment (10) is written and sent. The
+// ACK of 11 carries a D-SACK of 9 (both copies arrived): the probe repaired nothing, so the
+// episode ends without the CWR reduction an ACK above tlp_high_seq would otherwise cost.
+#[test]
+fn a_dsack_of_the_probe_ends_the_episode_without_a_reduction() {
+    let (cc, log) = Probe::reno();
+    let mut tx = TcpSender::new(ack_every_segment(), cc, Some(10 * MSS));
+    tx.start(SimTime::ZERO);
+    while tx.poll_transmit(SimTime::ZERO).is_some() {}
+    tx.on_ack(ms(100), &ack_hdr(9, &[]));
+    let probe_at = tx.next_timer().unwrap();
+    assert_eq!(probe_at, ms(400));
+    tx.on_timer(probe_at);
+    let probe = tx.poll_transmit(probe_at).unwrap();
+    assert_eq!((probe.header.seq, probe.is_retransmit), (9, true));
+    tx.write(MSS);
+    assert_eq!(tx.poll_transmit(probe_at).map(|t| t.header.seq), Some(10));
+    assert_eq!(tx.tlp_high_seq, Some(10));
+    tx.on_ack(ms(500), &ack_hdr(11, &[(9, 10)]));
+    assert_eq!(tx.tlp_high_seq, None);
+    assert!(ssthresh_calls(&log).is_empty());
+    assert!(!states_entered(&log).contains(&CaState::Cwr));
 }
