@@ -131,6 +131,7 @@ def test_the_plan_builds_three_namespaces_a_shaped_bottleneck_and_the_delay_rout
     assert "tc qdisc add dev ve-rd root handle 1: stab overhead -14 tbf rate 10000000bit" in text
     assert "tc qdisc add dev ve-rd parent 1:1 handle 10: pfifo limit 330" in text
     assert "net.ipv4.tcp_no_metrics_save=1" in text
+    assert "net.ipv4.tcp_dsack=1" in text and "net.ipv4.tcp_frto=2" in text  # tcp.undo = true
     # GSO off where packets queue, kernel defaults on the senders' veth (TCP's GSO bursts)
     for command in plan.setup:
         if command[:3] == ["ip", "-n", "tlabcdefs"] and "ve-s" in command:
@@ -289,6 +290,7 @@ def test_settings_the_kernel_can_have_are_in_the_plan(override: str, applied: li
         ("tcp.quickack=4", "tcp.quickack: 4 is not emulated"),
         ("tcp.tsq=false", "tcp.tsq: false is not emulated: the kernel's TCP Small Queues cannot be switched off"),
         ('tcp.ato="fixed"', 'tcp.ato: "fixed" is not emulated'),
+        ("tcp.undo=false", "tcp.undo: false is not emulated: the kernel undoes"),
         ("tcp.min_rto=1500us", "tcp.min_rto: 1500us is not emulated"),
         ("tcp.max_rto=200s", "tcp.max_rto: 200s is not emulated"),
         ("flows.0.tcp.mss=9000", "flows.0.tcp.mss: 9000 is not emulated"),

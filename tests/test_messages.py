@@ -41,6 +41,7 @@ REFUSED = [
     ("tcp.initial_ssthresh=1.5", 'tcp.initial_ssthresh: expected "inf" or a whole number of packets from 0 to 4294967295, found the number 1.5'),
     ("tcp.mss=-1", "tcp.mss: expected a whole number from 0 to 4294967295, found the integer -1"),
     ("tcp.recovery=rack", 'tcp.recovery: unknown value "rack"; allowed: rack-tlp, rfc6675'),
+    ("tcp.undo=maybe", 'tcp.undo: expected true or false, found the string "maybe"'),
     # The key the user set is blamed.
     ("flows.0.src=r0", "flows.0.src: \"r0\" is this flow's default dst; set dst too, or a src other than \"r0\""),
     # Beyond a quantity's range: refused, never clamped.

@@ -216,6 +216,7 @@ pub fn tcp_config(t: &TcpSpec) -> TcpConfig {
             RecoverySpec::RackTlp => RecoveryMode::RackTlp,
             RecoverySpec::Rfc6675 => RecoveryMode::Rfc6675,
         },
+        undo: t.undo,
         ecn: if t.ecn { EcnMode::Classic } else { EcnMode::Off },
         delayed_ack: DelayedAck {
             every: t.ack_every,

@@ -412,6 +412,6 @@ mod tests {
     fn row_bytes_count_every_column() {
         assert_eq!(RttSeries::ROW_BYTES, 8 + 4 + 8);
         assert_eq!(LinkSeries::ROW_BYTES, 5 * 8 + 4);
-        assert_eq!(FlowSeries::ROW_BYTES, 14 * 8 + 4 + std::mem::size_of::<&str>() as u64);
+        assert_eq!(FlowSeries::ROW_BYTES, 14 * 8 + 2 * 4 + std::mem::size_of::<&str>() as u64);
     }
 }

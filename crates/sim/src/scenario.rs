@@ -179,6 +179,9 @@ pub struct TcpSpec {
     pub pacing: PacingSpec,
     /// Loss detection: "rack-tlp" or "rfc6675".
     pub recovery: RecoverySpec,
+    /// Undo of reductions that duplicate SACKs or timestamps show spurious, and F-RTO, as
+    /// Linux; false also stops the receiver's duplicate SACKs.
+    pub undo: bool,
     /// ECN (RFC 3168): ECT data, CE marks echoed until CWR, one reduction per window.
     /// Algorithms that need accurate ECN (DCTCP) always have it, with ECE on exactly the
     /// ACKs of CE-marked packets, whatever this says.
@@ -217,6 +220,7 @@ impl Default for TcpSpec {
             rcv_buf: SizeValue(6 << 20),
             pacing: PacingSpec::Off,
             recovery: RecoverySpec::RackTlp,
+            undo: true,
             ecn: false,
             ack_every: 2,
             delack_timeout: DurationValue(SimDuration::from_millis(40)),

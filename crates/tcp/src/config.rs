@@ -1,7 +1,7 @@
 //! Per-connection TCP settings, defaulting to Linux (docs/models.md, TCP sender: initial window 10
-//! (RFC 6928), 200 ms RTO floor, SACK on with RACK-TLP loss detection, delayed ACK every 2
-//! segments with an adaptive timer from 40 ms and quickack at start and after idle, slow start
-//! after idle on, no pacing without fq, GSO bursts).
+//! (RFC 6928), 200 ms RTO floor, SACK on with RACK-TLP loss detection, D-SACK, undo and
+//! F-RTO, delayed ACK every 2 segments with an adaptive timer from 40 ms and quickack at start
+//! and after idle, slow start after idle on, no pacing without fq, GSO bursts).
 //! ns-3 defaults differ: MinRto 1 s, DelAckTimeout 200 ms, no quickack, 536-byte segments.
 
 use tcplab_cc::INFINITE_SSTHRESH;
@@ -107,6 +107,9 @@ pub struct TcpConfig {
     pub rcv_buf_bytes: u64,
     pub pacing: PacingMode,
     pub recovery: RecoveryMode,
+    /// Undo of reductions shown spurious by D-SACKs or timestamps, and F-RTO (Linux's
+    /// defaults); false also stops the receiver's D-SACK reports.
+    pub undo: bool,
     pub ecn: EcnMode,
     pub delayed_ack: DelayedAck,
     /// Linux `tcp_slow_start_after_idle` (tcp_cwnd_restart()).
@@ -132,6 +135,7 @@ impl Default for TcpConfig {
             rcv_buf_bytes: 6 << 20,
             pacing: PacingMode::Off,
             recovery: RecoveryMode::RackTlp,
+            undo: true,
             ecn: EcnMode::Off,
             delayed_ack: DelayedAck::default(),
             slow_start_after_idle: true,

@@ -10,12 +10,16 @@
 //! marked lost, and stale entries leave from the front, so an in-order flow costs O(1) per
 //! ACK. "Sent after" compares transmission order (`Segment::order`): Linux compares µs
 //! timestamps, then sequence numbers, but simulated transmissions share instants, and a
-//! retransmission can follow new data sent in the same instant. Left out: the reordering window's growth on D-SACK (`tcp_rack_update_reo_wnd`; this
-//! receiver sends no D-SACK), so `reo_wnd_steps` stays 1.
+//! retransmission can follow new data sent in the same instant. The window grows by one
+//! min_rtt/4 step per round trip with a D-SACK once reordering was seen, and falls back to one
+//! step after 16 recoveries without one (`tcp_rack_update_reo_wnd`).
 
 use crate::scoreboard::{Scoreboard, Segment, DUP_THRESH};
 use std::collections::VecDeque;
 use tcplab_core::SimTime;
+
+/// Linux `TCP_RACK_RECOVERY_THRESH`: recoveries a grown window is kept for.
+const RECOVERY_THRESH: u32 = 16;
 
 /// Linux `tcp_skb_sent_after`, on transmission order (wrapping).
 fn sent_after(order1: u32, order2: u32) -> bool {
@@ -23,7 +27,7 @@ fn sent_after(order1: u32, order2: u32) -> bool {
 }
 
 /// Linux `tp->rack`, plus the transmission-ordered queue and `reord_seen`.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub(crate) struct Rack {
     /// Transmission order of the most recently sent (S)ACKed segment (`rack.mstamp`,
     /// `rack.end_seq`).
@@ -36,6 +40,30 @@ pub(crate) struct Rack {
     reord_seen: bool,
     /// Outstanding transmissions (order, seq), oldest first.
     sent: VecDeque<(u32, u32)>,
+    /// The window in min_rtt/4 steps (`rack.reo_wnd_steps`).
+    reo_wnd_steps: u32,
+    /// Recoveries left before the window falls back to one step (`rack.reo_wnd_persist`).
+    reo_wnd_persist: u32,
+    /// A D-SACK arrived since the window last grew (`rack.dsack_seen`).
+    dsack_seen: bool,
+    /// `delivered` when the window last grew (`rack.last_delivered`).
+    last_delivered: u64,
+}
+
+impl Default for Rack {
+    fn default() -> Self {
+        Rack {
+            latest: None,
+            rtt_us: 0,
+            advanced: false,
+            reord_seen: false,
+            sent: VecDeque::new(),
+            reo_wnd_steps: 1,
+            reo_wnd_persist: 0,
+            dsack_seen: false,
+            last_delivered: 0,
+        }
+    }
 }
 
 impl Rack {
@@ -70,6 +98,69 @@ impl Rack {
         self.latest = Some(seg.order);
     }
 
+    /// Reordering was seen another way (Linux `tcp_check_sack_reordering`: a D-SACK of a
+    /// SACKed retransmission, or timestamps showing the original filled the hole).
+    pub(crate) fn note_reordering(&mut self) {
+        self.reord_seen = true;
+    }
+
+    /// A D-SACK that was not for a loss probe (Linux `tcp_dsack_seen`): counts toward the
+    /// window's growth once reordering was seen.
+    pub(crate) fn on_dsack(&mut self) {
+        self.dsack_seen |= self.reord_seen;
+    }
+
+    /// Linux `tcp_rack_update_reo_wnd`, per ACK: `prior_delivered` is `delivered` when the
+    /// newest segment this ACK delivered was sent (0: none). A D-SACK grows the window one
+    /// step, at most once per round trip, and keeps it for 16 recoveries.
+    pub(crate) fn update_reo_wnd(&mut self, prior_delivered: u64, delivered: u64) {
+        if prior_delivered == 0 {
+            return;
+        }
+        if prior_delivered < self.last_delivered {
+            self.dsack_seen = false;
+        }
+        if self.dsack_seen {
+            self.reo_wnd_steps = (self.reo_wnd_steps + 1).min(0xFF);
+            self.dsack_seen = false;
+            self.last_delivered = delivered;
+            self.reo_wnd_persist = RECOVERY_THRESH;
+        } else if self.reo_wnd_persist == 0 {
+            self.reo_wnd_steps = 1;
+        }
+    }
+
+    /// A recovery ended without undo (Linux `tcp_try_undo_recovery`).
+    pub(crate) fn recovery_ended(&mut self) {
+        self.reo_wnd_persist = self.reo_wnd_persist.saturating_sub(1);
+    }
+
+    /// A D-SACK undid a recovery (Linux `tcp_try_undo_dsack`).
+    pub(crate) fn dsack_undid(&mut self) {
+        self.reo_wnd_persist = (self.reo_wnd_persist + 1).min(RECOVERY_THRESH);
+    }
+
+    /// Losses were unmarked (Linux `tcp_undo_cwnd_reduction`): the transmissions queue is
+    /// rebuilt from the scoreboard and detection runs again on the next ACK.
+    pub(crate) fn on_undo(&mut self, sb: &Scoreboard) {
+        let mut pending: Vec<(u32, u32)> = (sb.snd_una()..sb.snd_nxt())
+            .map(|seq| (sb.get(seq).order, seq))
+            .filter(|&(order, seq)| Self::pending(sb, order, seq))
+            .collect();
+        let base = pending.iter().map(|&(order, _)| order).min_by(|&a, &b| {
+            if sent_after(a, b) {
+                std::cmp::Ordering::Greater
+            } else {
+                std::cmp::Ordering::Less
+            }
+        });
+        if let Some(base) = base {
+            pending.sort_unstable_by_key(|&(order, _)| order.wrapping_sub(base));
+        }
+        self.sent = pending.into();
+        self.advanced = true;
+    }
+
     /// Drops the stale entries at the front (after every ACK, so that the queue stays
     /// within the window when no detection runs).
     pub(crate) fn prune(&mut self, sb: &Scoreboard) {
@@ -89,12 +180,12 @@ impl Rack {
     }
 
     /// Linux `tcp_rack_reo_wnd`, µs: none before reordering was seen once in recovery or
-    /// once DupThresh segments are SACKed; otherwise min_rtt/4, at most SRTT.
+    /// once DupThresh segments are SACKed; otherwise `reo_wnd_steps`·min_rtt/4, at most SRTT.
     pub(crate) fn reo_wnd_us(&self, in_recovery: bool, sacked_out: u32, min_rtt_us: u64, srtt_us: u64) -> u64 {
         if !self.reord_seen && (in_recovery || sacked_out >= DUP_THRESH) {
             return 0;
         }
-        (min_rtt_us >> 2).min(srtt_us)
+        ((min_rtt_us >> 2) * u64::from(self.reo_wnd_steps)).min(srtt_us)
     }
 
     /// Linux `tcp_rack_detect_loss`: marks lost each segment sent before the latest
@@ -193,6 +284,35 @@ mod tests {
         assert_eq!(rack.reo_wnd_us(false, 0, 400_000, 60_000), 60_000, "at most SRTT");
         rack.reord_seen = true;
         assert_eq!(rack.reo_wnd_us(true, 5, 40_000, 60_000), 10_000);
+    }
+
+    // Linux tcp_rack_update_reo_wnd. min_rtt 40 ms: one step is 10 ms. A D-SACK before any
+    // reordering leaves it; after reordering, the next ACK that delivers a segment grows it to
+    // 20 ms; another D-SACK within that round trip (a segment sent before delivered reached
+    // 100) does nothing; 16 recoveries later without D-SACK it is back to one step.
+    #[test]
+    fn the_window_grows_one_step_per_round_trip_with_a_dsack_after_reordering() {
+        let mut rack = Rack::default();
+        rack.on_dsack();
+        rack.update_reo_wnd(50, 60);
+        assert_eq!(rack.reo_wnd_us(false, 0, 40_000, 100_000), 10_000);
+        rack.note_reordering();
+        rack.on_dsack();
+        rack.update_reo_wnd(0, 100);
+        assert_eq!(rack.reo_wnd_us(false, 0, 40_000, 100_000), 10_000, "no segment delivered: no update");
+        rack.update_reo_wnd(90, 100);
+        assert_eq!(rack.reo_wnd_us(false, 0, 40_000, 100_000), 20_000);
+        rack.on_dsack();
+        rack.update_reo_wnd(99, 110);
+        assert_eq!(rack.reo_wnd_us(false, 0, 40_000, 100_000), 20_000, "within the round trip");
+        for _ in 0..15 {
+            rack.recovery_ended();
+        }
+        rack.update_reo_wnd(120, 130);
+        assert_eq!(rack.reo_wnd_us(false, 0, 40_000, 100_000), 20_000);
+        rack.recovery_ended();
+        rack.update_reo_wnd(130, 140);
+        assert_eq!(rack.reo_wnd_us(false, 0, 40_000, 100_000), 10_000);
     }
 
     // A retransmission is lost again: it is judged by its own transmission time.

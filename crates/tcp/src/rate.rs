@@ -86,6 +86,12 @@ impl RateSampler {
         }
     }
 
+    /// `delivered` when the newest segment (S)ACKed by this ACK was sent (Linux
+    /// `rs->prior_delivered`); 0 if none.
+    pub(crate) fn prior_delivered(&self) -> u64 {
+        self.picked.as_ref().map_or(0, |p| p.packet.tx.delivered)
+    }
+
     /// Linux `tcp_rate_gen`: ends the app-limited bubble, stamps the delivery, takes the rate
     /// sample of this ACK and keeps it for `tcp_info` if it is valid and not app-limited, or
     /// app-limited but higher.
@@ -176,7 +182,7 @@ mod tests {
         // The two-segment sample (2 packets in 60 ms) was not app-limited.
         let (mut r, _) = two_segment_sample(40_000);
         assert!(!r.delivery_rate_app_limited());
-        let mut sample = |r: &mut RateSampler, sent_ms: u64, acked_ms: u64| {
+        let sample = |r: &mut RateSampler, sent_ms: u64, acked_ms: u64| {
             r.mark_app_limited(0);
             let seg = Segment::new(1000, ms(sent_ms), r.on_send(ms(sent_ms), 0, 1));
             r.begin_ack();

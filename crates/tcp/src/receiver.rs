@@ -26,6 +26,10 @@
 //! CE-marked segments. As in Linux, the state moves only on ECT segments that are new or
 //! above rcv_nxt, and it replaces the classic CE quickacks. SACK blocks: the first holds the segment that triggered the ACK, then the most
 //! recently reported others, at most three (timestamps use the rest of the option space).
+//! A duplicate segment (below rcv_nxt, or already held out of order) is reported once, in the
+//! first block of the ACK it triggers (D-SACK, RFC 2883 §4; Linux `tcp_dsack_set` and the
+//! `add_sack` path of `tcp_data_queue_ofo`, which also moves the block holding it to the front);
+//! off with `TcpConfig::undo` (Linux `net.ipv4.tcp_dsack = 0`).
 //! TSecr echoes TS.Recent, taken only from segments at or below the last ACK sent (so a
 //! delayed ACK echoes its earliest segment). The window advertised is the receive buffer
 //! minus the out-of-order bytes held; in-order data is consumed at once.
@@ -103,6 +107,10 @@ pub struct TcpReceiver {
     /// SACK blocks to report, most recent first.
     sacks: [SackBlock; MAX_SACK_BLOCKS],
     sacks_len: usize,
+    /// Report duplicates (Linux `net.ipv4.tcp_dsack`).
+    dsack_on: bool,
+    /// The duplicate the next ACK reports first (Linux `duplicate_sack`).
+    dsack: Option<SackBlock>,
     delivered_bytes: u64,
     /// In-order segments received since the last ACK.
     unacked: u32,
@@ -139,6 +147,8 @@ impl TcpReceiver {
             ooo_bytes: 0,
             sacks: [SackBlock::default(); MAX_SACK_BLOCKS],
             sacks_len: 0,
+            dsack_on: cfg.undo,
+            dsack: None,
             delivered_bytes: 0,
             unacked: 0,
             delack_deadline: None,
@@ -177,13 +187,20 @@ impl TcpReceiver {
             rtt.on_sample(2 * (now - hdr.tsval).as_micros(), 0, 0);
         }
         let below_window = hdr.seq < self.rcv_nxt;
-        if below_window || self.holds(hdr.seq) {
-            immediate = true; // duplicate: ACK at once (Linux would add a D-SACK)
+        let held = self.range_of(hdr.seq);
+        if below_window || held.is_some() {
+            immediate = true; // duplicate: ACK at once
                               // Linux tcp_data_queue: old data re-enters quickack mode; a segment already held
                               // out of order is only dropped (tcp_data_queue_ofo).
             if self.policy.adaptive && below_window {
                 self.incr_quickack();
                 self.ato = self.policy.timeout;
+            }
+            if self.dsack_on {
+                self.dsack = Some(SackBlock { start: hdr.seq, end: hdr.seq + 1 });
+                if let Some(i) = held {
+                    self.put_first(i);
+                }
             }
         } else if hdr.seq == self.rcv_nxt {
             if self.policy.adaptive {
@@ -313,12 +330,20 @@ impl TcpReceiver {
         self.delivered_bytes
     }
 
-    /// The ACK of everything received; resets the delayed-ACK state.
+    /// The ACK of everything received, with the pending D-SACK block first; resets the
+    /// delayed-ACK state.
     fn build_ack(&mut self, delayed: bool) -> AckHeader {
         self.unacked = 0;
         self.delack_deadline = None;
         self.last_ack_sent = self.rcv_nxt;
-        self.ack_header(self.rcv_nxt, self.demand_cwr, delayed)
+        let mut ack = self.ack_header(self.rcv_nxt, self.demand_cwr, delayed);
+        if let Some(dup) = self.dsack.take() {
+            let n = usize::from(ack.sack_len).min(MAX_SACK_BLOCKS - 1);
+            ack.sack.copy_within(..n, 1);
+            ack.sack[0] = dup;
+            ack.sack_len = n as u8 + 1;
+        }
+        ack
     }
 
     fn ack_header(&self, ack: u32, ece: bool, delayed: bool) -> AckHeader {
@@ -337,10 +362,6 @@ impl TcpReceiver {
     fn range_of(&self, seq: u32) -> Option<usize> {
         let i = self.ooo.partition_point(|r| r.start <= seq);
         (i > 0 && seq < self.ooo[i - 1].end).then(|| i - 1)
-    }
-
-    fn holds(&self, seq: u32) -> bool {
-        self.range_of(seq).is_some()
     }
 
     /// Stores an out-of-order segment (not yet held) and puts its block first in the SACK list.
@@ -375,6 +396,11 @@ impl TcpReceiver {
                 i
             }
         };
+        self.put_first(at);
+    }
+
+    /// Reports out-of-order range `at` first, then the most recently reported others.
+    fn put_first(&mut self, at: usize) {
         let r = self.ooo[at];
         let first = SackBlock { start: r.start, end: r.end };
         let mut list = [first; MAX_SACK_BLOCKS];
@@ -471,6 +497,31 @@ mod tests {
         assert_eq!(r.delivered_bytes(), 8000);
         let a = r.on_data(ms(8), &seg(3, ms(8)), Ecn::NotEct).last().expect("duplicate");
         assert_eq!(a.ack, 8);
+    }
+
+    // RFC 2883 §4.1.1 / §4.1.2: a duplicate below rcv_nxt is reported alone in the first
+    // block; a duplicate of a held out-of-order segment first, then the block holding it.
+    #[test]
+    fn a_duplicate_is_reported_once_in_the_first_sack_block() {
+        let mut r = TcpReceiver::new(&TcpConfig::default());
+        for s in 0..3 {
+            r.on_data(ms(0), &seg(s, ms(0)), Ecn::NotEct);
+        }
+        let a = r.on_data(ms(5), &seg(1, ms(5)), Ecn::NotEct).last().unwrap();
+        assert_eq!((a.ack, blocks(&a)), (3, vec![(1, 2)]));
+        // 4 and 6 held out of order; 4 again: D-SACK 4..5, then 4..5's range, then 6..7
+        r.on_data(ms(6), &seg(4, ms(6)), Ecn::NotEct);
+        r.on_data(ms(7), &seg(6, ms(7)), Ecn::NotEct);
+        let a = r.on_data(ms(8), &seg(4, ms(8)), Ecn::NotEct).last().unwrap();
+        assert_eq!((a.ack, blocks(&a)), (3, vec![(4, 5), (4, 5), (6, 7)]));
+        // reported once: the next ACK has plain SACK blocks
+        let a = r.on_data(ms(9), &seg(7, ms(9)), Ecn::NotEct).last().unwrap();
+        assert_eq!(blocks(&a), vec![(6, 8), (4, 5)]);
+        // without undo (net.ipv4.tcp_dsack = 0) no D-SACK
+        let mut r = TcpReceiver::new(&TcpConfig { undo: false, ..TcpConfig::default() });
+        r.on_data(ms(0), &seg(0, ms(0)), Ecn::NotEct);
+        let a = r.on_data(ms(1), &seg(0, ms(1)), Ecn::NotEct).last().unwrap();
+        assert_eq!(a.sack_len, 0);
     }
 
     #[test]

@@ -311,6 +311,18 @@ impl Scoreboard {
         }
     }
 
+    /// Undo (Linux `tcp_undo_cwnd_reduction` with `unmark_loss`): no segment is lost any
+    /// more; outstanding retransmissions stay. O(window), once per undo.
+    pub(crate) fn unmark_lost(&mut self) {
+        for seg in self.segs.iter_mut() {
+            seg.flags &= !LOST;
+        }
+        self.lost_out = 0;
+        self.mark_seq = self.snd_una;
+        self.sacked_below_mark = 0;
+        self.retx_hint = self.snd_nxt();
+    }
+
     /// RTO (Linux `tcp_timeout_mark_lost`): every un-SACKed segment is lost, outstanding
     /// retransmissions included, except segments after the first sent later than `spare`
     /// (RACK: not yet due). Returns the number of newly lost segments. O(window), once per

@@ -16,11 +16,17 @@
 //! `tcp_send_loss_probe`, `tcp_process_tlp_ack`, `tcp_rearm_rto`): RTO, loss probe and
 //! reordering timeout share one timer as they share Linux's `icsk_retransmit_timer`.
 //!
-//! Not modelled (Linux defaults left out, docs/models.md): F-RTO and undo, D-SACK, the
-//! DupThresh growth on reordering, Nagle, TSO deferral (`tcp_tso_should_defer`). ns-3 differs
-//! in counting windows in bytes, entering recovery only on DupThresh duplicate ACKs, a 1 s
-//! minimum RTO and the RFC 6298 estimator, and in raising COMPLETE_CWR-like events for every
-//! algorithm.
+//! Undo (`TcpConfig::undo`, Linux's default): D-SACKs (RFC 2883, Linux `tcp_check_dsack`)
+//! count retransmissions shown needless, timestamps show an ACK was for the original (RFC
+//! 3522 Eifel, `tcp_packet_delayed`), and F-RTO judges an RTO by the ACKs after it (RFC 5682,
+//! `tcp_process_loss`); a reduction shown spurious is undone (`tcp_try_undo_recovery`,
+//! `tcp_try_undo_dsack`, `tcp_try_undo_partial`, `tcp_try_undo_loss`,
+//! `tcp_undo_cwnd_reduction` with the algorithm's `undo_cwnd`).
+//!
+//! Not modelled (Linux defaults left out, docs/models.md): the DupThresh growth on
+//! reordering, Nagle, TSO deferral (`tcp_tso_should_defer`). ns-3 differs in counting windows
+//! in bytes, entering recovery only on DupThresh duplicate ACKs, a 1 s minimum RTO and the
+//! RFC 6298 estimator, and in raising COMPLETE_CWR-like events for every algorithm.
 
 use crate::config::{EcnMode, PacingMode, RecoveryMode, TcpConfig};
 use crate::pacing::{fq_pacing_rate, schedule_next_departure};
@@ -31,7 +37,7 @@ use crate::rtt::{RttEstimator, WindowedMin, JIFFY_US, MIN_RTT_WINDOW};
 use crate::scoreboard::{Scoreboard, Segment, DUP_THRESH};
 use tcplab_cc::gso::tso_autosize;
 use tcplab_cc::{rate_sample::AckContext, AckFlags, AckSample, BbrInfo, CaState, CcCx, CongestionControl, CwndEvent, INFINITE_SSTHRESH};
-use tcplab_core::{AckHeader, DataHeader, Ecn, Rate, SimDuration, SimTime};
+use tcplab_core::{AckHeader, DataHeader, Ecn, Rate, SackBlock, SimDuration, SimTime};
 
 /// A segment the sender puts on the wire now.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -109,6 +115,29 @@ enum Probe {
     Retransmit(u32),
 }
 
+/// A duplicate-SACK block the ACK carried (Linux `tcp_check_dsack`).
+#[derive(Clone, Copy, Debug)]
+struct Dsack {
+    /// Segments reported twice (Linux `dup_segs`), counted as delivered.
+    delivered: u32,
+    /// It reports the loss probe's segment (Linux FLAG_DSACK_TLP).
+    for_probe: bool,
+}
+
+/// What `tcp_fastretrans_alert` learns from one ACK (Linux's `flag` bits).
+#[derive(Clone, Copy, Debug)]
+struct AlertFlags {
+    /// FLAG_SND_UNA_ADVANCED.
+    advanced: bool,
+    num_dupack: u32,
+    /// FLAG_DATA_SACKED.
+    data_sacked: bool,
+    /// FLAG_ECE.
+    ece: bool,
+    /// FLAG_ORIG_SACK_ACKED.
+    orig_sack_acked: bool,
+}
+
 /// Linux `TCP_TIMEOUT_MIN`: slack added to the reordering and probe timeouts.
 const TCP_TIMEOUT_MIN_US: u64 = 2 * JIFFY_US;
 
@@ -128,6 +157,9 @@ struct AckTally {
     retrans_data_acked: bool,
     /// Cumulatively ACKed segments not SACKed before.
     cum_delivered: u32,
+    /// Linux FLAG_ORIG_SACK_ACKED: a never-retransmitted segment below `high_seq` was newly
+    /// (S)ACKed.
+    orig_sack_acked: bool,
     acked_bytes: u64,
 }
 
@@ -151,6 +183,22 @@ pub struct TcpSender {
     /// The outstanding probe retransmitted data (Linux `tlp_retrans`).
     tlp_retrans: bool,
     probe: Option<Probe>,
+    /// Linux `undo_marker`: snd_una when the latest reduction began; None once undone.
+    undo_marker: Option<u32>,
+    /// Linux `undo_retrans`: retransmissions since then not shown needless (-1: none sent).
+    undo_retrans: i32,
+    /// Linux `retrans_stamp`: the episode's first retransmission.
+    retrans_stamp: Option<SimTime>,
+    /// Linux `prior_ssthresh`: what undo restores (0: nothing).
+    prior_ssthresh: u32,
+    /// F-RTO is judging the latest RTO (Linux `tp->frto`).
+    frto: bool,
+    /// F-RTO step 2b: this ACK sends new data instead of retransmissions (Linux REXMIT_NEW).
+    frto_new_data: bool,
+    /// D-SACKed segments (Linux `dsack_dups`).
+    dsack_dups: u64,
+    /// The timestamp echoed by the ACK being processed (Linux `rx_opt.rcv_tsecr`).
+    rcv_tsecr: SimTime,
     /// Payload bytes the application has written (`u64::MAX` = unbounded).
     app_bytes: u64,
     /// Payload bytes of new data sent so far.
@@ -209,6 +257,14 @@ impl TcpSender {
             tlp_high_seq: None,
             tlp_retrans: false,
             probe: None,
+            undo_marker: None,
+            undo_retrans: 0,
+            retrans_stamp: None,
+            prior_ssthresh: 0,
+            frto: false,
+            frto_new_data: false,
+            dsack_dups: 0,
+            rcv_tsecr: SimTime::ZERO,
             app_bytes: bytes.unwrap_or(u64::MAX),
             new_bytes_sent: 0,
             high_seq: 0,
@@ -292,18 +348,25 @@ impl TcpSender {
         // `tcp_clean_rtx_queue`, the latter skipping ACKs the timestamp shows were for an
         // earlier copy) and reordering (`tcp_check_sack_reordering`).
         self.reo_armed = false;
+        self.frto_new_data = false;
         let mut tally = AckTally::default();
         let min_rtt = self.min_rtt.get();
         let prior_fack = self.sb.highest_sack_end();
+        let high_seq = self.high_seq;
+        let (dsack, blocks) = match self.check_dsack(ack.sack_blocks(), ack.ack, prior_una) {
+            Some(dsack) => (Some(dsack), &ack.sack_blocks()[1..]),
+            None => (None, ack.sack_blocks()),
+        };
         let mut rack = self.rack.as_mut();
         let newly_sacked = if self.cfg.sack {
             let rate = &mut self.rate;
-            self.sb.tag_sacks(ack.sack_blocks(), ack.ack, |seq, seg| {
+            self.sb.tag_sacks(blocks, ack.ack, |seq, seg| {
                 rate.on_delivered(seq, seg);
                 if let Some(rack) = rack.as_deref_mut() {
                     rack.on_delivered(now, seq, seg, prior_fack, min_rtt);
                 }
                 if !seg.ever_retransmitted() {
+                    tally.orig_sack_acked |= seq < high_seq;
                     tally.first_sackt.get_or_insert(seg.sent);
                     tally.last_sackt = Some(seg.sent);
                 }
@@ -316,6 +379,7 @@ impl TcpSender {
             if seg.ever_retransmitted() {
                 tally.retrans_data_acked = true;
             } else if !seg.sacked() {
+                tally.orig_sack_acked |= seq < high_seq;
                 tally.first_ackt.get_or_insert(seg.sent);
                 tally.last_ackt = Some(seg.sent);
             }
@@ -330,14 +394,17 @@ impl TcpSender {
             }
             tally.acked_bytes += u64::from(seg.payload);
         });
-        if let Some(rack) = self.rack.as_mut() {
-            rack.prune(&self.sb);
-        }
         if self.cfg.sack {
-            self.rate.count_delivered(newly_sacked + tally.cum_delivered, ece);
+            // a D-SACKed retransmission was delivered too (Linux `sack_delivered`)
+            let dup_segs = dsack.map_or(0, |d| d.delivered);
+            self.rate.count_delivered(newly_sacked + tally.cum_delivered + dup_segs, ece);
         } else {
             let delivered = self.sb.remove_reno_sacks(pkts_acked);
             self.rate.count_delivered(delivered, ece);
+        }
+        if let Some(rack) = self.rack.as_mut() {
+            rack.prune(&self.sb);
+            rack.update_reo_wnd(self.rate.prior_delivered(), self.rate.delivered);
         }
         out.newly_acked_bytes = tally.acked_bytes;
         self.bytes_acked += tally.acked_bytes;
@@ -355,11 +422,14 @@ impl TcpSender {
         // (4) Loss detection and the CA state machine (Linux tcp_ack_is_dubious).
         // FLAG_NOT_DUP: the ACK advanced snd_una or updated the window.
         if let Some(high) = self.tlp_high_seq.filter(|&h| ack.ack >= h) {
-            self.process_tlp_ack(ack.ack > high, win_update || newly_sacked > 0);
+            let dsack_tlp = dsack.is_some_and(|d| d.for_probe);
+            self.process_tlp_ack(ack.ack > high, win_update || newly_sacked > 0, dsack_tlp);
         }
-        if !win_update || newly_sacked > 0 || ece || self.cx.ca_state != CaState::Open {
+        if !win_update || newly_sacked > 0 || ece || dsack.is_some() || self.cx.ca_state != CaState::Open {
             let num_dupack = u32::from(!win_update);
-            self.fastretrans_alert(now, advanced, num_dupack, newly_sacked > 0, ece);
+            let flags = AlertFlags { advanced, num_dupack, data_sacked: newly_sacked > 0, ece, orig_sack_acked: tally.orig_sack_acked };
+            self.rcv_tsecr = ack.tsecr;
+            self.fastretrans_alert(now, flags);
         }
 
         // (5) Rate sample.
@@ -431,27 +501,16 @@ impl TcpSender {
         }
         self.cx.now = now;
         match self.sendable() {
+            Sendable::Retransmission if self.frto_new_data => self.frto_send_new_data(now),
             Sendable::Retransmission => {
                 let seq = self.sb.next_retransmit()?;
+                // Linux `tcp_retransmit_skb`: the episode's first retransmission is stamped
+                self.retrans_stamp.get_or_insert(now);
+                self.undo_retrans = self.undo_retrans.max(0) + 1;
                 self.begin_burst(now, true);
                 Some(self.transmit(now, seq, self.sb.get(seq).payload, true))
             }
-            Sendable::NewData { payload } => {
-                if self.sb.packets_out() == 0 {
-                    self.restart_after_idle(now);
-                }
-                self.begin_burst(now, false);
-                let t = self.transmit(now, self.sb.snd_nxt(), payload, false);
-                self.cwnd_validate(self.sb.in_flight() >= self.cx.cwnd);
-                if self.rack.is_some() {
-                    // Linux `tcp_event_new_data_sent` and the end of `tcp_write_xmit`.
-                    if self.xmit_timer == XmitTimer::LossProbe {
-                        self.rearm_rto(now);
-                    }
-                    self.schedule_loss_probe(now, false);
-                }
-                Some(t)
-            }
+            Sendable::NewData { payload } => self.send_new_data(now, payload),
             Sendable::CwndLimited => {
                 self.cwnd_validate(true);
                 None
@@ -469,6 +528,38 @@ impl TcpSender {
     /// Segments sent and not yet cumulatively acknowledged (Linux `packets_out`).
     pub fn packets_out(&self) -> u32 {
         self.sb.packets_out()
+    }
+
+    /// F-RTO step 2.b (Linux `tcp_xmit_recovery` with REXMIT_NEW): new data while the window
+    /// allows; once none could go out, F-RTO ends and retransmission resumes.
+    fn frto_send_new_data(&mut self, now: SimTime) -> Option<Transmit> {
+        let payload = self.next_payload();
+        if payload > 0 && self.window_allows(payload) {
+            return self.send_new_data(now, payload);
+        }
+        self.frto_new_data = false;
+        if self.sb.snd_nxt() <= self.high_seq {
+            self.frto = false;
+        }
+        self.poll_transmit(now)
+    }
+
+    /// Sends the next new segment (Linux `tcp_write_xmit` for one segment).
+    fn send_new_data(&mut self, now: SimTime, payload: u32) -> Option<Transmit> {
+        if self.sb.packets_out() == 0 {
+            self.restart_after_idle(now);
+        }
+        self.begin_burst(now, false);
+        let t = self.transmit(now, self.sb.snd_nxt(), payload, false);
+        self.cwnd_validate(self.sb.in_flight() >= self.cx.cwnd);
+        if self.rack.is_some() {
+            // Linux `tcp_event_new_data_sent` and the end of `tcp_write_xmit`.
+            if self.xmit_timer == XmitTimer::LossProbe {
+                self.rearm_rto(now);
+            }
+            self.schedule_loss_probe(now, false);
+        }
+        Some(t)
     }
 
     /// Earliest of the RTO deadline and, when a segment is ready but pacing holds it, its
@@ -639,12 +730,17 @@ impl TcpSender {
         Some(ca)
     }
 
-    /// Linux `tcp_fastretrans_alert` without undo.
-    fn fastretrans_alert(&mut self, now: SimTime, advanced: bool, num_dupack: u32, data_sacked: bool, ece: bool) {
+    /// Linux `tcp_fastretrans_alert`.
+    fn fastretrans_alert(&mut self, now: SimTime, f: AlertFlags) {
+        let AlertFlags { advanced, num_dupack, data_sacked, ece, .. } = f;
         let reno = !self.cfg.sack;
         let snd_una = self.sb.snd_una();
         if reno && self.sb.packets_out() == 0 {
             self.sb.reset_reno_sacks();
+        }
+        // A. ECE: the reduction is required, no undo.
+        if ece {
+            self.prior_ssthresh = 0;
         }
         let do_lost = num_dupack > 0 || (data_sacked && self.sb.highest_sack_end() > snd_una + DUP_THRESH);
         // D. Leave CWR/Recovery once high_seq is acknowledged.
@@ -658,11 +754,10 @@ impl TcpSender {
                 CaState::Recovery => {
                     if reno {
                         self.sb.reset_reno_sacks();
-                        if snd_una == self.high_seq {
-                            return; // RFC 6582: hold until an ACK above `recover`
-                        }
                     }
-                    self.set_state(CaState::Open);
+                    if self.try_undo_recovery() {
+                        return; // RFC 6582: hold until an ACK above `recover`
+                    }
                     self.end_cwnd_reduction();
                 }
                 _ => {}
@@ -672,24 +767,28 @@ impl TcpSender {
         let mut fast_rexmit = false;
         match self.cx.ca_state {
             CaState::Recovery => {
-                if !advanced && reno {
-                    self.count_reno_dupacks(num_dupack, ece);
+                if !advanced {
+                    if reno {
+                        self.count_reno_dupacks(num_dupack, ece);
+                    }
+                } else if self.try_undo_partial() {
+                    return;
+                }
+                if self.try_undo_dsack() {
+                    self.try_to_open(ece);
                 }
                 self.identify_packet_loss(now, advanced);
+                if self.cx.ca_state != CaState::Recovery {
+                    if !self.time_to_recover() {
+                        return;
+                    }
+                    // undone, but a loss is evident: a new recovery
+                    self.enter_recovery(ece);
+                }
             }
             state => {
                 if state == CaState::Loss {
-                    if snd_una >= self.high_seq {
-                        if !(reno && snd_una == self.high_seq) {
-                            self.set_state(CaState::Open);
-                        }
-                    } else if reno {
-                        if self.sb.snd_nxt() > self.high_seq && num_dupack > 0 {
-                            self.count_reno_dupacks(num_dupack, ece);
-                        } else if advanced {
-                            self.sb.reset_reno_sacks();
-                        }
-                    }
+                    self.process_loss(f);
                     // A lost retransmission (RACK) starts Recovery.
                     let lost_retrans = self.identify_packet_loss(now, advanced);
                     if self.cx.ca_state != CaState::Open && !lost_retrans {
@@ -702,18 +801,221 @@ impl TcpSender {
                     }
                     self.count_reno_dupacks(num_dupack, ece);
                 }
+                if self.cx.ca_state <= CaState::Disorder {
+                    self.try_undo_dsack();
+                }
                 self.identify_packet_loss(now, advanced);
                 if !self.time_to_recover() {
                     self.try_to_open(ece);
                     return;
                 }
-                self.enter_recovery();
+                self.enter_recovery(ece);
                 fast_rexmit = true;
             }
         }
         if !reno && do_lost && self.rack.is_none() {
             self.update_scoreboard(fast_rexmit);
         }
+    }
+
+    /// Linux `tcp_process_loss` (state Loss): undo when the RTO proves spurious, by
+    /// timestamps / D-SACKs or by F-RTO (RFC 5682 §3.1, SACK-enhanced: the first ACK after
+    /// the RTO that advances snd_una lets new data go out instead of retransmissions; an ACK
+    /// of never-retransmitted data after that shows the RTO was spurious, a duplicate ACK or
+    /// SACK that the loss was real).
+    fn process_loss(&mut self, f: AlertFlags) {
+        let snd_una = self.sb.snd_una();
+        let recovered = snd_una >= self.high_seq;
+        if f.advanced && self.try_undo_loss(false) {
+            return;
+        }
+        if self.frto {
+            if f.orig_sack_acked && self.try_undo_loss(true) {
+                return;
+            }
+            if self.sb.snd_nxt() > self.high_seq {
+                if f.data_sacked || f.num_dupack > 0 {
+                    self.frto = false; // step 3.a: the loss was real
+                }
+            } else if f.advanced && !recovered {
+                self.high_seq = self.sb.snd_nxt();
+                // step 2.b: new data if there is any and the window allows
+                let payload = self.next_payload();
+                if payload > 0 && self.window_allows(payload) {
+                    self.frto_new_data = true;
+                    return;
+                }
+                self.frto = false;
+            }
+        }
+        if recovered {
+            self.try_undo_recovery();
+            return;
+        }
+        if !self.cfg.sack {
+            if self.sb.snd_nxt() > self.high_seq && f.num_dupack > 0 {
+                self.count_reno_dupacks(f.num_dupack, f.ece);
+            } else if f.advanced {
+                self.sb.reset_reno_sacks();
+            }
+        }
+    }
+
+    /// Linux `tcp_check_dsack`: the first SACK block is a duplicate report when it lies below
+    /// the ACK or inside the second block (RFC 2883 §4). Retransmissions it shows needless
+    /// leave `undo_retrans`; RACK notes it (`tcp_dsack_seen`). None also for a report of
+    /// more duplicates than were ever retransmitted (Linux ignores those as dubious).
+    fn check_dsack(&mut self, blocks: &[SackBlock], ack: u32, prior_una: u32) -> Option<Dsack> {
+        let first = *blocks.first()?;
+        let inside_second = blocks.get(1).is_some_and(|b| first.start >= b.start && first.end <= b.end);
+        if !(first.start < ack || inside_second) || first.start >= first.end {
+            return None;
+        }
+        let dup_segs = first.end - first.start;
+        let for_probe = dup_segs == 1 && self.tlp_high_seq == Some(first.end);
+        self.dsack_dups += u64::from(dup_segs);
+        if self.dsack_dups > self.retransmits {
+            return None;
+        }
+        if !for_probe {
+            if let Some(rack) = self.rack.as_mut() {
+                rack.on_dsack();
+            }
+        }
+        let in_episode = |end: u32| self.undo_marker.is_some_and(|m| end > m);
+        if self.undo_retrans > 0 && first.end <= prior_una && in_episode(first.end) {
+            // data already forgotten: count blindly
+            self.undo_retrans = (self.undo_retrans - dup_segs as i32).max(0);
+        }
+        for seq in first.start.max(prior_una)..first.end.min(self.sb.snd_nxt()) {
+            let seg = self.sb.get(seq);
+            if seg.ever_retransmitted() {
+                if self.undo_retrans > 0 && in_episode(seq + 1) {
+                    self.undo_retrans -= 1;
+                }
+                if seg.sacked() {
+                    if let Some(rack) = self.rack.as_mut() {
+                        rack.note_reordering();
+                    }
+                }
+            }
+        }
+        Some(Dsack { delivered: dup_segs, for_probe })
+    }
+
+    /// Linux `tcp_packet_delayed`: the ACK echoes a timestamp older than the episode's first
+    /// retransmission (RFC 3522), or, with SACK, nothing was retransmitted yet.
+    fn packet_delayed(&self) -> bool {
+        match self.retrans_stamp {
+            Some(stamp) => self.rcv_tsecr > SimTime::ZERO && self.rcv_tsecr < stamp,
+            None => self.cfg.sack,
+        }
+    }
+
+    /// Linux `tcp_may_undo`: every retransmission was needless, or timestamps show the
+    /// original arrived.
+    fn may_undo(&self) -> bool {
+        self.cfg.undo && self.undo_marker.is_some() && (self.undo_retrans == 0 || self.packet_delayed())
+    }
+
+    /// Linux `tcp_any_retrans_done`.
+    fn any_retrans_done(&self) -> bool {
+        self.sb.retrans_out() > 0 || self.sb.head().is_some_and(|h| h.ever_retransmitted())
+    }
+
+    /// Linux `tcp_init_undo`.
+    fn init_undo(&mut self) {
+        self.undo_marker = Some(self.sb.snd_una());
+        self.undo_retrans = if self.sb.retrans_out() > 0 { self.sb.retrans_out() as i32 } else { -1 };
+    }
+
+    /// Linux `tcp_undo_cwnd_reduction`: the algorithm's `undo_cwnd`, ssthresh back, and with
+    /// `unmark_loss` no segment lost any more.
+    fn undo_cwnd_reduction(&mut self, unmark_loss: bool) {
+        if unmark_loss {
+            self.sb.unmark_lost();
+        }
+        if self.prior_ssthresh > 0 {
+            self.cx.cwnd = self.call_cc(|cc, cx| cc.undo_cwnd(cx));
+            if self.prior_ssthresh > self.cx.ssthresh {
+                self.cx.ssthresh = self.prior_ssthresh;
+                self.queue_cwr = false;
+            }
+        }
+        self.undo_marker = None;
+        if let Some(rack) = self.rack.as_mut() {
+            rack.on_undo(&self.sb);
+        }
+    }
+
+    /// Linux `tcp_try_undo_recovery`, once `high_seq` is ACKed: undo if possible, then Open
+    /// (NewReno holds at `high_seq`: returns true).
+    fn try_undo_recovery(&mut self) -> bool {
+        if self.may_undo() {
+            self.undo_cwnd_reduction(false);
+        } else if let Some(rack) = self.rack.as_mut() {
+            rack.recovery_ended();
+        }
+        if !self.cfg.sack && self.sb.snd_una() == self.high_seq {
+            if !self.any_retrans_done() {
+                self.retrans_stamp = None;
+            }
+            return true;
+        }
+        self.set_state(CaState::Open);
+        false
+    }
+
+    /// Linux `tcp_try_undo_dsack`: D-SACKs showed every retransmission needless.
+    fn try_undo_dsack(&mut self) -> bool {
+        if !(self.cfg.undo && self.undo_marker.is_some() && self.undo_retrans == 0) {
+            return false;
+        }
+        if let Some(rack) = self.rack.as_mut() {
+            rack.dsack_undid();
+        }
+        self.undo_cwnd_reduction(false);
+        true
+    }
+
+    /// Linux `tcp_try_undo_partial`, on an ACK advancing snd_una in Recovery: timestamps show
+    /// the original filled the hole (reordering). With retransmissions still out, returns true
+    /// (no further marking on this ACK); otherwise undoes.
+    fn try_undo_partial(&mut self) -> bool {
+        if !(self.cfg.undo && self.undo_marker.is_some() && self.packet_delayed()) {
+            return false;
+        }
+        if let Some(rack) = self.rack.as_mut() {
+            rack.note_reordering();
+        }
+        if self.sb.retrans_out() > 0 {
+            return true;
+        }
+        if !self.any_retrans_done() {
+            self.retrans_stamp = None;
+        }
+        self.undo_cwnd_reduction(true);
+        self.try_keep_open();
+        false
+    }
+
+    /// Linux `tcp_try_undo_loss`: the RTO was spurious (`frto_undo`: F-RTO says so).
+    fn try_undo_loss(&mut self, frto_undo: bool) -> bool {
+        if !(frto_undo || self.may_undo()) {
+            return false;
+        }
+        self.undo_cwnd_reduction(true);
+        self.consecutive_rtos = 0;
+        if !self.cfg.sack && self.sb.snd_una() == self.high_seq {
+            if !self.any_retrans_done() {
+                self.retrans_stamp = None;
+            }
+            return true;
+        }
+        if frto_undo || self.cfg.sack {
+            self.set_state(CaState::Open);
+        }
+        true
     }
 
     fn count_reno_dupacks(&mut self, n: u32, ece: bool) {
@@ -771,7 +1073,7 @@ impl TcpSender {
         let prior_lost = self.rate.lost;
         self.rack_detect_loss(now);
         if self.sb.in_flight() != prior_in_flight && self.cx.ca_state != CaState::Recovery {
-            self.enter_recovery();
+            self.enter_recovery(false);
             if !self.cc.has_cong_control() {
                 // Linux `tcp_cwnd_reduction(sk, 1, newly_lost, 0)`
                 let prr_ack = PrrAck {
@@ -881,10 +1183,11 @@ impl TcpSender {
     }
 
     /// Linux `tcp_process_tlp_ack`, for an ACK at or above `tlp_high_seq`: a probe of new
-    /// data, or a duplicate ACK (both copies arrived), ends the episode; an ACK above it after
-    /// a retransmitted probe shows the probe repaired a loss: one CWR reduction.
-    fn process_tlp_ack(&mut self, above: bool, not_dup: bool) {
-        if !self.tlp_retrans {
+    /// data, or a D-SACK of the probe or a duplicate ACK (both copies arrived), ends the
+    /// episode; an ACK above it after a retransmitted probe shows the probe repaired a loss:
+    /// one CWR reduction.
+    fn process_tlp_ack(&mut self, above: bool, not_dup: bool, dsack_tlp: bool) {
+        if !self.tlp_retrans || dsack_tlp {
             self.tlp_high_seq = None;
         } else if above {
             self.init_cwnd_reduction();
@@ -910,6 +1213,9 @@ impl TcpSender {
 
     /// Linux `tcp_try_to_open`: ECE starts CWR; otherwise Open or Disorder.
     fn try_to_open(&mut self, ece: bool) {
+        if !self.any_retrans_done() {
+            self.retrans_stamp = None;
+        }
         if ece && self.cx.ca_state < CaState::Cwr {
             self.init_cwnd_reduction();
             self.set_state(CaState::Cwr);
@@ -921,20 +1227,39 @@ impl TcpSender {
 
     /// Linux `tcp_try_keep_open`: Disorder while anything is SACKed, lost or retransmitted.
     fn try_keep_open(&mut self) {
-        let any_retrans = self.sb.retrans_out() > 0 || self.sb.head().is_some_and(|h| h.ever_retransmitted());
-        let state = if self.sb.sacked_out() + self.sb.lost_out() > 0 || any_retrans { CaState::Disorder } else { CaState::Open };
+        let state =
+            if self.sb.sacked_out() + self.sb.lost_out() > 0 || self.any_retrans_done() { CaState::Disorder } else { CaState::Open };
         if self.cx.ca_state != state {
             self.set_state(state);
             self.high_seq = self.sb.snd_nxt();
         }
     }
 
-    /// Linux `tcp_enter_recovery`: a reduction already under way (CWR) is kept.
-    fn enter_recovery(&mut self) {
+    /// Linux `tcp_enter_recovery`: a reduction already under way (CWR) is kept; without ECE
+    /// undo may restore the ssthresh of before.
+    fn enter_recovery(&mut self, ece: bool) {
+        if !self.any_retrans_done() {
+            self.retrans_stamp = None;
+        }
+        self.prior_ssthresh = 0;
+        self.init_undo();
         if !matches!(self.cx.ca_state, CaState::Cwr | CaState::Recovery) {
+            if !ece {
+                self.prior_ssthresh = self.current_ssthresh();
+            }
             self.init_cwnd_reduction();
         }
         self.set_state(CaState::Recovery);
+    }
+
+    /// Linux `tcp_current_ssthresh`: during a reduction its target, else at least 3/4 cwnd.
+    fn current_ssthresh(&self) -> u32 {
+        if matches!(self.cx.ca_state, CaState::Cwr | CaState::Recovery) {
+            self.cx.ssthresh
+        } else {
+            let cwnd = self.cx.cwnd;
+            self.cx.ssthresh.max((cwnd >> 1) + (cwnd >> 2))
+        }
     }
 
     /// Linux `tcp_init_cwnd_reduction` (RFC 6937).
@@ -948,9 +1273,9 @@ impl TcpSender {
         self.queue_cwr = self.cfg.ecn.enabled();
     }
 
-    /// Linux `tcp_end_cwnd_reduction`; `cong_control` algorithms are left alone.
+    /// Linux `tcp_end_cwnd_reduction`, unless undone; `cong_control` algorithms are left alone.
     fn end_cwnd_reduction(&mut self) {
-        if self.cc.has_cong_control() {
+        if self.cc.has_cong_control() || (self.cx.ca_state != CaState::Cwr && self.undo_marker.is_none()) {
             return;
         }
         if self.cx.ssthresh < INFINITE_SSTHRESH {
@@ -978,10 +1303,15 @@ impl TcpSender {
         self.rate.lost += u64::from(self.sb.mark_all_lost(spare));
         let state = self.cx.ca_state;
         if state <= CaState::Disorder || self.high_seq <= self.sb.snd_una() || (state == CaState::Loss && self.consecutive_rtos == 0) {
+            self.prior_ssthresh = self.current_ssthresh();
             self.cx.prior_cwnd = self.cx.cwnd;
             self.cx.ssthresh = self.call_cc(|cc, cx| cc.ssthresh(cx));
             self.call_cc(|cc, cx| cc.cwnd_event(cx, CwndEvent::Loss));
+            self.init_undo();
         }
+        // F-RTO (RFC 5682 §3.1 step 1) unless a recovery was under way, except for repeated
+        // timeouts (§3.2)
+        self.frto = self.cfg.undo && (state < CaState::Recovery || self.consecutive_rtos > 0);
         self.cx.cwnd = self.sb.in_flight() + 1;
         self.cx.cwnd_cnt = 0;
         self.set_state(CaState::Loss);

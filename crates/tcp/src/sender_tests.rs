@@ -656,3 +656,119 @@ fn a_probe_that_repaired_a_loss_costs_one_cwr_reduction() {
     let (_, ssthresh) = ssthresh_calls(&log)[0];
     assert_eq!(events(&log, CwndEvent::CompleteCwr), vec![(ms(700), ssthresh, ssthresh)]);
 }
+
+/// cwnd and ssthresh (None: infinite) after running until `t`.
+fn window_at(w: &mut Wire, t: SimTime) -> (u32, Option<u32>) {
+    w.run_until(t);
+    let st = w.tx.stats();
+    (st.cwnd_pkts, st.ssthresh_pkts)
+}
+
+// Reordering, not loss (RFC 2883 §4.2, Linux tcp_check_dsack / tcp_try_undo_dsack). As in
+// the first test, 30 (sent at 200 ms) looks lost at 300 ms: retransmitted, ssthresh 40 → 20.
+// But the original only took 150 ms longer: the retransmission arrives first (350 ms), the ACK
+// at 400 ms ends the recovery at cwnd 20 (its timestamp is the retransmission's: no Eifel
+// undo); the original reaches the receiver at 400 ms, a duplicate, and the D-SACK of 30..31
+// reaches the sender at 450 ms: the one retransmission was needless, so the reduction is
+// undone at once: Reno's undo_cwnd gives back cwnd 40, ssthresh returns to infinite. Without
+// undo the receiver sends no D-SACK and cwnd stays 20.
+#[test]
+fn a_dsack_for_a_reordered_segment_undoes_the_fast_retransmit() {
+    let run = |undo| {
+        let (cc, log) = Probe::reno();
+        let mut w = Wire::new(TcpConfig { undo, ..ack_every_segment() }, cc, None, SimDuration::from_millis(50));
+        w.delay_copy(30, 1, SimDuration::from_millis(150));
+        let windows = [window_at(&mut w, ms(449)), window_at(&mut w, ms(450))];
+        (w, log, windows)
+    };
+    let (w, log, windows) = run(true);
+    assert_eq!(retransmission_times(&w), vec![(ms(300), 30)]);
+    assert_eq!(ssthresh_calls(&log), vec![(40, 20)]);
+    assert_eq!(states_entered(&log), vec![CaState::Disorder, CaState::Recovery, CaState::Open]);
+    let dsack = w.acks.iter().find(|(_, a)| a.sack_len > 0 && a.sack[0].start < a.ack).expect("a D-SACK");
+    assert_eq!((dsack.0, dsack.1.sack[0]), (ms(450), SackBlock { start: 30, end: 31 }));
+    assert_eq!(windows, [(20, Some(20)), (40, None)]);
+    let (_, _, old) = run(false);
+    assert_eq!(old, [(20, Some(20)), (20, Some(20))]);
+}
+
+// Eifel detection (RFC 3522, Linux tcp_packet_delayed / tcp_try_undo_partial): 30 is only
+// 75 ms late, so the original arrives (325 ms) before the retransmission (350 ms). The ACK it
+// triggers reaches the sender at 375 ms, a partial ACK (segments sent at 300 ms are still
+// out), and echoes 30's original timestamp (200 ms), older than the retransmission (300 ms):
+// with no retransmission left out, the reduction is undone at once, before any D-SACK:
+// cwnd 40 again, and slow start (ssthresh infinite again) adds one for the segment this ACK
+// delivered.
+#[test]
+fn timestamps_showing_the_original_arrived_undo_the_recovery() {
+    let (cc, log) = Probe::reno();
+    let mut w = Wire::new(ack_every_segment(), cc, None, SimDuration::from_millis(50));
+    w.delay_copy(30, 1, SimDuration::from_millis(75));
+    assert_eq!(window_at(&mut w, ms(374)).1, Some(20));
+    assert_eq!(window_at(&mut w, ms(375)), (41, None));
+    assert_eq!(retransmission_times(&w), vec![(ms(300), 30)]);
+    assert_eq!(states_entered(&log), vec![CaState::Disorder, CaState::Recovery, CaState::Open]);
+    assert!(events(&log, CwndEvent::CompleteCwr).is_empty(), "undone: no CWR completion");
+}
+
+// A delay spike, not a loss (RFC 5682 §3.1, Linux tcp_enter_loss / tcp_process_loss): 10 is
+// lost and 11..29 (sent at 100 ms) are 400 ms late. The RTO (300 ms after the last ACK)
+// fires at 400 ms: cwnd 1, ssthresh 10, 10 retransmitted. Its ACK at 500 ms advances
+// snd_una but echoes the retransmission's timestamp, so F-RTO sends new data (30, 31) instead
+// of retransmitting 11. At 600 ms the delayed originals are ACKed: never-retransmitted data
+// below high_seq, so the timeout was spurious: cwnd 20 and ssthresh (infinite) come back and
+// nothing else is retransmitted. RFC 6675 without TLP keeps the scenario to the RTO. Without
+// undo, 11 and 12 go again at 500 ms and ssthresh stays 10.
+#[test]
+fn frto_undoes_a_spurious_timeout_after_a_delay_spike() {
+    let run = |undo| {
+        let (cc, log) = Probe::reno();
+        let cfg = TcpConfig { undo, recovery: RecoveryMode::Rfc6675, ..ack_every_segment() };
+        let mut w = Wire::new(cfg, cc, Some(40 * MSS), SimDuration::from_millis(50));
+        w.drop_copy(10, 1);
+        for seq in 11..30 {
+            w.delay_copy(seq, 1, SimDuration::from_millis(400));
+        }
+        let before = window_at(&mut w, ms(599));
+        let after = window_at(&mut w, ms(600));
+        (w, log, before, after)
+    };
+    let (w, log, before, after) = run(true);
+    assert_eq!(retransmission_times(&w), vec![(ms(400), 10)]);
+    let at_500: Vec<u32> = w.sent.iter().filter(|s| s.at == ms(500)).map(|s| s.tx.header.seq).collect();
+    assert_eq!(at_500, vec![30, 31]);
+    assert_eq!(before, (2, Some(10)));
+    assert_eq!(after.1, None);
+    assert!(after.0 >= 20, "cwnd {}", after.0);
+    assert_eq!(states_entered(&log), vec![CaState::Loss, CaState::Open]);
+    assert_eq!(w.tx.stats().rto_count, 1);
+    let (old, _, _, old_after) = run(false);
+    assert_eq!(&retransmission_times(&old)[..3], &[(ms(400), 10), (ms(500), 11), (ms(500), 12)]);
+    assert_eq!(old_after.1, Some(10));
+}
+
+// Linux tcp_process_tlp_ack with FLAG_DSACK_TLP, driven by hand-made ACKs. Ten segments at 0,
+// all but 9 ACKed at 100 ms; 9's probe leaves when the timer fires (one segment out: 2·SRTT
+// + rto_min capped by the RTO, 300 ms), then one more segment (10) is written and sent. The
+// ACK of 11 carries a D-SACK of 9 (both copies arrived): the probe repaired nothing, so the
+// episode ends without the CWR reduction an ACK above tlp_high_seq would otherwise cost.
+#[test]
+fn a_dsack_of_the_probe_ends_the_episode_without_a_reduction() {
+    let (cc, log) = Probe::reno();
+    let mut tx = TcpSender::new(ack_every_segment(), cc, Some(10 * MSS));
+    tx.start(SimTime::ZERO);
+    while tx.poll_transmit(SimTime::ZERO).is_some() {}
+    tx.on_ack(ms(100), &ack_hdr(9, &[]));
+    let probe_at = tx.next_timer().unwrap();
+    assert_eq!(probe_at, ms(400));
+    tx.on_timer(probe_at);
+    let probe = tx.poll_transmit(probe_at).unwrap();
+    assert_eq!((probe.header.seq, probe.is_retransmit), (9, true));
+    tx.write(MSS);
+    assert_eq!(tx.poll_transmit(probe_at).map(|t| t.header.seq), Some(10));
+    assert_eq!(tx.tlp_high_seq, Some(10));
+    tx.on_ack(ms(500), &ack_hdr(11, &[(9, 10)]));
+    assert_eq!(tx.tlp_high_seq, None);
+    assert!(ssthresh_calls(&log).is_empty());
+    assert!(!states_entered(&log).contains(&CaState::Cwr));
+}

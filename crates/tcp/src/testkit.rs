@@ -193,6 +193,8 @@ pub(crate) struct Wire {
     events: Scheduler<Ev>,
     /// (seq, n): drop the n-th transmission of seq (1 = the original).
     drops: Vec<(u32, u32)>,
+    /// (seq, n, extra): the n-th transmission of seq takes `extra` longer to arrive.
+    delays: Vec<(u32, u32, SimDuration)>,
     /// Sequences whose first transmission is CE-marked.
     ce_marks: Vec<u32>,
     copies: Vec<u32>,
@@ -215,6 +217,7 @@ impl Wire {
             link_free: SimTime::ZERO,
             events: Scheduler::new(),
             drops: Vec::new(),
+            delays: Vec::new(),
             ce_marks: Vec::new(),
             copies: Vec::new(),
             sent: Vec::new(),
@@ -229,6 +232,10 @@ impl Wire {
 
     pub(crate) fn drop_copy(&mut self, seq: u32, copy: u32) {
         self.drops.push((seq, copy));
+    }
+
+    pub(crate) fn delay_copy(&mut self, seq: u32, copy: u32, extra: SimDuration) {
+        self.delays.push((seq, copy, extra));
     }
 
     pub(crate) fn mark_ce(&mut self, seq: u32) {
@@ -298,7 +305,8 @@ impl Wire {
                 }
                 None => self.now,
             };
-            self.events.schedule(departure + self.delay, Ev::Data(tx.header, ecn));
+            let extra = self.delays.iter().find(|d| (d.0, d.1) == (tx.header.seq, copy)).map_or(SimDuration::ZERO, |d| d.2);
+            self.events.schedule(departure + self.delay + extra, Ev::Data(tx.header, ecn));
         }
     }
 

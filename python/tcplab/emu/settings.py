@@ -422,6 +422,14 @@ KERNEL_SETTINGS: dict[str, Handling] = {
         "(rack-tlp: 1 and 3, the kernel's defaults; rfc6675: 0 and 0, which also stops the loss probe)",
         _same_in_namespace("recovery", "net.ipv4.tcp_recovery"),
     ),
+    "tcp.undo": Handling(
+        "net.ipv4.tcp_dsack=1 and net.ipv4.tcp_frto=2 in the senders' and receivers' namespaces (the kernel's defaults)",
+        _exactly(
+            True,
+            "the kernel undoes a reduction its timestamps show spurious (tcp_packet_delayed) whatever "
+            "net.ipv4.tcp_dsack and net.ipv4.tcp_frto say",
+        ),
+    ),
     "tcp.ecn": Handling(
         "features ecn on the senders' route to the flow's receiver (the receivers accept, net.ipv4.tcp_ecn=2); TCP_INFO options are checked",
         _ecn,
