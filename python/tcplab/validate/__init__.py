@@ -4,7 +4,7 @@ figures and report.html (`report`), and the kernel runs kept small enough to com
 
     from tcplab.validate import grid, validate, redraw
     done = validate(grid.quick(), "runs/validate", jobs=2)     # as root
-    done = redraw("validation/kernel/x86_64-linux-6.18.44", "runs/redrawn")  # no root
+    done = redraw("validation/kernel/x86_64-linux-6.18.44-fc-v595", "runs/redrawn")  # no root
 
 OUT (default runs/validate) holds:
 
