@@ -323,12 +323,19 @@ impl World {
     }
 
     /// Releases the data packets link `l`'s queue discarded (logged only on egress links
-    /// under TCP Small Queues).
+    /// under TCP Small Queues). Runs on every enqueue and dequeue, so the common case (no
+    /// drop logged) is one inlined test.
+    #[inline]
     fn tsq_release_drops(&mut self, l: LinkId) {
-        let Some(log) = self.net.links[l as usize].stats.queue.dropped_data.as_mut() else { return };
-        if log.is_empty() {
-            return;
+        let log = &self.net.links[l as usize].stats.queue.dropped_data;
+        if log.as_ref().is_some_and(|log| !log.is_empty()) {
+            self.tsq_release_logged(l);
         }
+    }
+
+    #[cold]
+    fn tsq_release_logged(&mut self, l: LinkId) {
+        let log = self.net.links[l as usize].stats.queue.dropped_data.as_mut().expect("tested by the caller");
         for (f, payload) in std::mem::take(log) {
             self.tsq_release(l, f, payload);
         }
@@ -355,6 +362,7 @@ impl World {
             self.send_from_host(pkt, now);
         }
         let flow = &mut self.net.flows[f as usize];
+        flow.sender.end_write(now);
         let deadlines = [(TimerSlot::Rto, flow.sender.rto_deadline()), (TimerSlot::Pacing, flow.sender.pacing_release())];
         for (slot, deadline) in deadlines {
             let Some(at) = deadline else { continue };

@@ -228,6 +228,8 @@ pub struct TcpSender {
     /// drain of `poll_transmit` sends at one instant.
     burst_left: u32,
     burst_at: SimTime,
+    /// New data left since the last `end_write`: the loss probe is scheduled once per write.
+    wrote_new_data: bool,
     /// Linux `tcp_tso_segs` for the (pacing rate, min RTT, min_tso_segs) it was computed from.
     tso_segs: (u32, Option<(u64, u64, u32)>),
 }
@@ -281,6 +283,7 @@ impl TcpSender {
             bytes_acked: 0,
             segments_sent: 0,
             burst_left: 0,
+            wrote_new_data: false,
             burst_at: SimTime::ZERO,
             tso_segs: (1, None),
         }
@@ -491,8 +494,23 @@ impl TcpSender {
         let tx = self.next_transmit(now);
         if tx.is_none() {
             self.burst_left = 0;
+            self.end_write(now);
         }
         tx
+    }
+
+    /// The end of a write (Linux `tcp_write_xmit`): a write that sent new data re-arms the
+    /// RTO if a probe was pending (`tcp_event_new_data_sent`) and schedules the loss probe
+    /// once (`tcp_schedule_loss_probe`). `poll_transmit` calls it when it runs dry; call it
+    /// after stopping early.
+    pub fn end_write(&mut self, now: SimTime) {
+        if !std::mem::take(&mut self.wrote_new_data) {
+            return;
+        }
+        if self.xmit_timer == XmitTimer::LossProbe {
+            self.rearm_rto(now);
+        }
+        self.schedule_loss_probe(now, false);
     }
 
     fn next_transmit(&mut self, now: SimTime) -> Option<Transmit> {
@@ -552,13 +570,7 @@ impl TcpSender {
         self.begin_burst(now, false);
         let t = self.transmit(now, self.sb.snd_nxt(), payload, false);
         self.cwnd_validate(self.sb.in_flight() >= self.cx.cwnd);
-        if self.rack.is_some() {
-            // Linux `tcp_event_new_data_sent` and the end of `tcp_write_xmit`.
-            if self.xmit_timer == XmitTimer::LossProbe {
-                self.rearm_rto(now);
-            }
-            self.schedule_loss_probe(now, false);
-        }
+        self.wrote_new_data = self.rack.is_some();
         Some(t)
     }
 

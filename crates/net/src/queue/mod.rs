@@ -64,7 +64,7 @@ impl DropSink {
     /// Takes a discarded packet.
     pub fn drop(&mut self, pkt: Packet, reason: DropReason) {
         if let (Some(log), PacketKind::Data(hdr)) = (self.dropped_data.as_mut(), pkt.kind) {
-            log.push((pkt.flow, hdr.payload));
+            Self::log(log, pkt.flow, hdr.payload);
         }
         *match reason {
             DropReason::Tail => &mut self.tail,
@@ -72,6 +72,12 @@ impl DropSink {
             DropReason::Aqm => &mut self.aqm,
             DropReason::Overlimit => &mut self.overlimit,
         } += 1;
+    }
+
+    /// Out of line: drops are rare next to arrivals, and the arrival path stays lean.
+    #[cold]
+    fn log(log: &mut Vec<(FlowId, u32)>, flow: FlowId, payload: u32) {
+        log.push((flow, payload));
     }
 
     /// From now on, keeps the flow and payload of every data packet discarded.
