@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import astuple
 from pathlib import Path
 
 import polars as pl
@@ -23,7 +24,7 @@ import pytest
 
 import tcplab
 from tcplab import ScenarioError, _core
-from tcplab.emu import EmulationError, emulate, leftovers, plan_for, settings
+from tcplab.emu import EmulationError, delayline, emulate, leftovers, plan_for, settings
 from tcplab.emu import plan as emu_plan
 from tcplab.emu import run as emu_run
 from tcplab.scenario import prepare, validate
@@ -128,19 +129,31 @@ def test_the_plan_builds_three_namespaces_a_shaped_bottleneck_and_the_delay_rout
     plan = plan_for(tcplab.resolve("rtt-lens"), prefix="tlabcdef")
     assert plan.namespaces == {"senders": "tlabcdefs", "router": "tlabcdefr", "receivers": "tlabcdefd"}
     text = plan.commands_text()
-    assert "tc qdisc add dev ve-rd root handle 1: stab overhead -14 tbf rate 10000000bit" in text
-    assert "tc qdisc add dev ve-rd parent 1:1 handle 10: pfifo limit 330" in text
+    # Each direction's bottleneck on its TUN device (IP packets: no size table), then the
+    # routing back out of the device the delay line writes into.
+    for tun, subnet in (("dl0", "2"), ("dl1", "1")):
+        assert f"tc qdisc add dev {tun} root handle 1: tbf rate 10000000bit burst 3000" in text
+        assert f"tc qdisc add dev {tun} parent 1:1 handle 10: pfifo limit 330" in text
+        assert f"route replace 10.135.{subnet}.0/24 dev {tun}" in text and f"rule add iif {tun} lookup 100" in text
     assert "net.ipv4.tcp_no_metrics_save=1" in text
     assert "net.ipv4.tcp_dsack=1" in text and "net.ipv4.tcp_frto=2" in text  # tcp.undo = true
-    # GSO off where packets queue, kernel defaults on the senders' veth (TCP's GSO bursts)
+    # GSO off where packets queue; on the senders' veth the kernel's GSO sizes (TCP's GSO
+    # bursts) without segmentation offloads (cut into MTU-size packets as they leave).
     for command in plan.setup:
         if command[:3] == ["ip", "-n", "tlabcdefs"] and "ve-s" in command:
             assert "gso_max_segs" not in command
         elif command[-2:] == ["gro_max_size", "1500"] and "ve-s" not in command:
             assert "gso_max_segs" in command
+    assert ["ip", "netns", "exec", "tlabcdefs", sys.executable, "-m", "tcplab.emu.offloads", "ve-s"] in plan.setup
     assert "net.ipv4.tcp_limit_output_bytes=4194304" in text
-    # 20 ms one way plus each packet's serialization at the bottleneck's 10 Mbit/s.
-    assert [(ns, bps) for _, _, ns, bps in plan.delay_routes] == [(20_000_000, 10_000_000)] * 2
+    # 20 ms one way once the direction's transmitter has sent the packet.
+    pair = plan.pairs[0]
+    assert [route.argument() for route in plan.delay_routes] == [
+        f"{pair.receiver_ip}/32=20000000",
+        f"{pair.sender_ip}/32=20000000",
+    ]
+    assert [delayline._route(route.argument()) for route in plan.delay_routes] == [astuple(r) for r in plan.delay_routes]
+    assert delayline._tun("dl0@10000000") == ("dl0", 10_000_000)
     assert plan.teardown == [["ip", "netns", "delete", f"tlabcdef{x}"] for x in "srd"]
     # Nothing touches the root namespace: every command names one of the run's namespaces.
     for command in plan.setup:
@@ -264,7 +277,7 @@ def test_a_key_the_table_does_not_know_is_refused(monkeypatch: pytest.MonkeyPatc
         ("flows.0.cc=newreno", ["traffic send --cc reno "]),
         (
             "topology.bottleneck.mtu=9000 topology.access.mtu=9000 tcp.mss=8948",
-            ["ve-rd mtu 9000 gso_max_size 9000", "dl mtu 9000", "--mss 8948"],
+            ["ve-rd mtu 9000 gso_max_size 9000", "dl0 mtu 9000", "dl1 mtu 9000", "--mss 8948"],
         ),
     ],
 )
@@ -458,9 +471,13 @@ def test_cubic_and_bbr_on_the_kernel_fill_the_link_and_differ_in_delay() -> None
         assert result.flows["t_s"].max() > 14.0 and result.links.height > 0
     cubic, bbr = (results[cc].summary["flows"][0]["rtt_mean_ms"] for cc in ("cubic", "bbr"))
     assert cubic >= 3 * bbr, f"CUBIC mean RTT {cubic} ms vs BBR {bbr} ms"
-    # BBR's own model: a bandwidth estimate near the 10 Mbps link, a min RTT near 40 ms.
+    # BBR's own model: a bandwidth estimate at most the link's payload rate (10 Mbit/s ×
+    # 1448/1500 = 9.65; the delay line's transmitter never passes more, where the token
+    # bucket's bursts alone gave 1 % more), and a min RTT of 40 ms plus the serialization of
+    # its two-segment GSO bursts (2 × 1.2 ms): the simulator's BBR has 9.65 and 42.47.
     late = results["bbr"].flows.filter(pl.col("t_s") > 5)
-    assert 8.0 < late["bbr_bw_mbps"].median() < 11.0 and 39.0 < late["bbr_min_rtt_ms"].median() < 42.0
+    bw, min_rtt = late["bbr_bw_mbps"].median(), late["bbr_min_rtt_ms"].median()
+    assert 8.0 < bw < 9.75 and 41.0 < min_rtt < 43.5, (bw, min_rtt)
     assert results["cubic"].flows["bbr_bw_mbps"].null_count() == results["cubic"].flows.height
     assert namespaces() == before and not emulation_processes()
 

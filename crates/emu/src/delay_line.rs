@@ -1,19 +1,20 @@
-//! A constant-delay line on one TUN device: what netem's `delay` does, for kernels without it.
+//! A constant-delay line on TUN devices: what netem's `delay` does, for kernels without it,
+//! behind the bottleneck's shaper.
 //!
-//! The router namespace routes both directions of the emulated path into the TUN device; the
-//! delay line reads each IPv4 packet, holds it for the delay of the first route matching its
-//! destination plus, when the route names a rate, the packet's serialization time at that rate,
-//! and writes it back, where a policy rule (`iif <tun>`) sends it on to its real
-//! next hop. With one delay per route every route's queue is FIFO in release order, so the
-//! writer only compares queue heads. Packets are released by a writer thread that sleeps
-//! until shortly before the head is due and spins the rest (real-time priority is the
-//! caller's business), and every release's lateness (actual − due) goes into a 1 µs histogram
-//! for the validity checks of the run. An IPv4 packet with no route, or one that would take the
-//! queued bytes past `max_queued_bytes`, is dropped and counted; anything else (IPv6) is
-//! ignored and counted.
+//! The router namespace routes each direction of the emulated path into its own TUN device,
+//! whose egress qdisc is that direction's bottleneck (a token bucket and the link's queue). The
+//! delay line reads each IPv4 packet as the bucket releases it, passes it through the device's
+//! transmitter (the link's serialization), holds it for the delay of the first route matching
+//! its destination, and writes it back into the device it came from, where a policy rule
+//! (`iif <tun>`) sends it on to its real next hop. Every route's queue is FIFO in release order
+//! (one device per destination, one transmitter per device, one delay per route), so the writer
+//! only compares queue heads. Packets are released by a writer thread that sleeps until shortly
+//! before the head is due and spins the rest (real-time priority is the caller's business), and
+//! every release's lateness (actual − due) goes into a 1 µs histogram for the validity checks of
+//! the run. An IPv4 packet with no route, or one that would take the queued bytes past
+//! `max_queued_bytes`, is dropped and counted; anything else (IPv6) is ignored and counted.
 
 use std::collections::VecDeque;
-use std::fs::File;
 use std::io::{self, Read, Write};
 use std::net::Ipv4Addr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -32,30 +33,49 @@ const IDLE_WAIT: Duration = Duration::from_millis(10);
 const HISTOGRAM_US: usize = 100_000;
 const MAX_PACKET_BYTES: usize = 65_536;
 
-/// Packets to `network/prefix_len` wait `delay`, plus their length at `rate_bps` (0: none).
+/// One TUN device and the rate of its transmitter, bit/s (0: none).
 ///
-/// The rate is the bottleneck's: its token bucket releases a packet when the packet's
-/// transmission would start on a real link, so the delay line adds the time the transmission
-/// takes. A route's FIFO then releases in order as long as its packets' lengths differ by
-/// little (full segments, or ACKs): a shorter packet behind a longer one waits for it.
+/// The rate is the bottleneck's. Its token bucket releases a packet when the packet's
+/// transmission would start on a real link, but after a pause, or when its timer fired late, it
+/// releases the tokens it saved (its burst) back to back. The transmitter sends at the link's
+/// rate, one packet after the other: a transmission starts when the packet arrives or when the
+/// previous one is done, whichever is later. So the line delivers at most the link's rate, as a
+/// real link does, and holds what a burst brought early (at most the burst) until the link
+/// would have sent it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Device {
+    pub tun: String,
+    pub rate_bps: u64,
+}
+
+/// A device's transmitter: when it is next free.
+#[derive(Clone, Copy, Debug)]
+struct Transmitter {
+    rate_bps: u64,
+    free_at: Instant,
+}
+
+impl Transmitter {
+    /// A packet of `len` bytes arrived at `arrived`: when its transmission ends.
+    fn send(&mut self, arrived: Instant, len: usize) -> Instant {
+        if self.rate_bps == 0 {
+            return arrived;
+        }
+        let serialization_ns = (len as u128 * 8 * 1_000_000_000 / u128::from(self.rate_bps)) as u64;
+        self.free_at = arrived.max(self.free_at) + Duration::from_nanos(serialization_ns);
+        self.free_at
+    }
+}
+
+/// Packets to `network/prefix_len` wait `delay` once their device's transmitter has sent them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Route {
     pub network: Ipv4Addr,
     pub prefix_len: u8,
     pub delay: Duration,
-    pub rate_bps: u64,
 }
 
 impl Route {
-    /// How long a packet of `len` bytes waits on this route.
-    fn hold(&self, len: usize) -> Duration {
-        if self.rate_bps == 0 {
-            return self.delay;
-        }
-        let serialization_ns = (len as u128 * 8 * 1_000_000_000 / u128::from(self.rate_bps)) as u64;
-        self.delay + Duration::from_nanos(serialization_ns)
-    }
-
     fn matches(&self, dst: Ipv4Addr) -> bool {
         let mask = if self.prefix_len == 0 { 0 } else { u32::MAX << (32 - u32::from(self.prefix_len.min(32))) };
         u32::from(dst) & mask == u32::from(self.network) & mask
@@ -64,8 +84,8 @@ impl Route {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DelayLineConfig {
-    /// TUN interface name (created in the current network namespace if absent).
-    pub tun: String,
+    /// The TUN interfaces (created in the current network namespace if absent).
+    pub devices: Vec<Device>,
     pub routes: Vec<Route>,
     pub max_queued_bytes: usize,
 }
@@ -85,11 +105,17 @@ pub struct Report {
     pub lateness_p50_us: Option<u32>,
     pub lateness_p99_us: Option<u32>,
     pub lateness_max_us: Option<u32>,
+    /// Longest a packet waited for its transmitter, microseconds: the token bucket's burst,
+    /// or the reader's own delays.
+    pub transmitter_wait_max_us: u64,
 }
 
+/// A packet held: when it is due, the device it goes back into, its bytes.
+type Held = (Instant, usize, Vec<u8>);
+
 struct Queues {
-    /// One FIFO of (due, packet) per route.
-    per_route: Vec<VecDeque<(Instant, Vec<u8>)>>,
+    /// One FIFO per route.
+    per_route: Vec<VecDeque<Held>>,
     queued_bytes: usize,
     lateness: Vec<u64>,
     report: Report,
@@ -112,25 +138,26 @@ fn ipv4_destination(packet: &[u8]) -> Option<Ipv4Addr> {
     (packet.len() >= 20 && packet[0] >> 4 == 4).then(|| Ipv4Addr::new(packet[16], packet[17], packet[18], packet[19]))
 }
 
+/// Reads whole packets from a device.
+type Reader = Box<dyn FnMut(&mut [u8]) -> io::Result<usize> + Send>;
+/// Writes a whole packet into a device.
+type Writer = Box<dyn FnMut(&[u8]) -> io::Result<()> + Send>;
+
 impl DelayLine {
-    /// Opens the TUN device and starts the reader and writer threads.
+    /// Opens the TUN devices and starts a reader per device and the writer.
     pub fn start(config: DelayLineConfig) -> io::Result<DelayLine> {
-        let tun = Arc::new(crate::tun::open(&config.tun)?);
-        DelayLine::on(tun, config)
+        let mut io: Vec<(Reader, Writer)> = Vec::new();
+        for device in &config.devices {
+            let tun = Arc::new(crate::tun::open(&device.tun)?);
+            let reader = Arc::clone(&tun);
+            io.push((Box::new(move |buf: &mut [u8]| (&*reader).read(buf)), Box::new(move |packet: &[u8]| (&*tun).write_all(packet))));
+        }
+        DelayLine::on_io(io, config)
     }
 
-    /// Runs the delay line on an already open device (any readable and writable file of
-    /// whole packets; tests use a pair of pipes through `on_io`).
-    fn on(tun: Arc<File>, config: DelayLineConfig) -> io::Result<DelayLine> {
-        let reader_file = Arc::clone(&tun);
-        DelayLine::on_io(move |buf| (&*reader_file).read(buf), move |packet| (&*tun).write_all(packet), config)
-    }
-
-    fn on_io(
-        mut read: impl FnMut(&mut [u8]) -> io::Result<usize> + Send + 'static,
-        mut write: impl FnMut(&[u8]) -> io::Result<()> + Send + 'static,
-        config: DelayLineConfig,
-    ) -> io::Result<DelayLine> {
+    /// Runs the delay line on already open devices, one (reader, writer) per configured device
+    /// (tests use channels).
+    fn on_io(io: Vec<(Reader, Writer)>, config: DelayLineConfig) -> io::Result<DelayLine> {
         let shared = Arc::new(Shared {
             queues: Mutex::new(Queues {
                 per_route: vec![VecDeque::new(); config.routes.len()],
@@ -141,33 +168,41 @@ impl DelayLine {
             wake: Condvar::new(),
             stop: AtomicBool::new(false),
         });
-        let reader_shared = Arc::clone(&shared);
-        let routes = config.routes.clone();
-        let max_queued_bytes = config.max_queued_bytes;
-        // The reader blocks in read(2); it ends with the device (or the process).
-        std::thread::Builder::new().name("delay-line-reader".into()).spawn(move || {
-            let mut buf = vec![0u8; MAX_PACKET_BYTES];
-            while let Ok(n) = read(&mut buf) {
-                let arrived = Instant::now();
-                if reader_shared.stop.load(Ordering::Relaxed) || n == 0 {
-                    break;
-                }
-                let destination = ipv4_destination(&buf[..n]);
-                let route = destination.and_then(|dst| routes.iter().position(|r| r.matches(dst)));
-                let mut q = reader_shared.queues.lock().expect("delay line lock");
-                match route {
-                    None if destination.is_none() => q.report.ignored_not_ipv4 += 1,
-                    None => q.report.dropped_no_route += 1,
-                    Some(_) if q.queued_bytes + n > max_queued_bytes => q.report.dropped_queue_full += 1,
-                    Some(r) => {
-                        q.queued_bytes += n;
-                        q.per_route[r].push_back((arrived + routes[r].hold(n), buf[..n].to_vec()));
-                        drop(q);
-                        reader_shared.wake.notify_one();
+        let mut writers = Vec::new();
+        for (index, ((mut read, write), device)) in io.into_iter().zip(&config.devices).enumerate() {
+            writers.push(write);
+            let shared = Arc::clone(&shared);
+            let routes = config.routes.clone();
+            let max_queued_bytes = config.max_queued_bytes;
+            let mut transmitter = Transmitter { rate_bps: device.rate_bps, free_at: Instant::now() };
+            // The reader blocks in read(2); it ends with the device (or the process).
+            std::thread::Builder::new().name(format!("delay-line-reader-{index}")).spawn(move || {
+                let mut buf = vec![0u8; MAX_PACKET_BYTES];
+                while let Ok(n) = read(&mut buf) {
+                    let arrived = Instant::now();
+                    if shared.stop.load(Ordering::Relaxed) || n == 0 {
+                        break;
+                    }
+                    let destination = ipv4_destination(&buf[..n]);
+                    let route = destination.and_then(|dst| routes.iter().position(|r| r.matches(dst)));
+                    let mut q = shared.queues.lock().expect("delay line lock");
+                    match route {
+                        None if destination.is_none() => q.report.ignored_not_ipv4 += 1,
+                        None => q.report.dropped_no_route += 1,
+                        Some(_) if q.queued_bytes + n > max_queued_bytes => q.report.dropped_queue_full += 1,
+                        Some(r) => {
+                            let wait = transmitter.free_at.saturating_duration_since(arrived).as_micros() as u64;
+                            q.report.transmitter_wait_max_us = q.report.transmitter_wait_max_us.max(wait);
+                            let due = transmitter.send(arrived, n) + routes[r].delay;
+                            q.queued_bytes += n;
+                            q.per_route[r].push_back((due, index, buf[..n].to_vec()));
+                            drop(q);
+                            shared.wake.notify_one();
+                        }
                     }
                 }
-            }
-        })?;
+            })?;
+        }
         let writer_shared = Arc::clone(&shared);
         let writer = std::thread::Builder::new().name("delay-line-writer".into()).spawn(move || {
             let shared = writer_shared;
@@ -184,13 +219,13 @@ impl DelayLine {
                     q = shared.wake.wait_timeout(q, nap).expect("delay line lock").0;
                     continue;
                 }
-                let (due, packet) = q.per_route[route].pop_front().expect("head exists");
+                let (due, device, packet) = q.per_route[route].pop_front().expect("head exists");
                 q.queued_bytes -= packet.len();
                 drop(q);
                 while Instant::now() < due {
                     std::hint::spin_loop();
                 }
-                let written = write(&packet);
+                let written = writers[device](&packet);
                 let late_us = Instant::now().saturating_duration_since(due).as_micros().min(HISTOGRAM_US as u128) as usize;
                 q = shared.queues.lock().expect("delay line lock");
                 q.lateness[late_us] += 1;
@@ -245,39 +280,59 @@ mod tests {
     }
 
     fn route(network: [u8; 4], prefix_len: u8, ms: u64) -> Route {
-        Route { network: Ipv4Addr::from(network), prefix_len, delay: Duration::from_millis(ms), rate_bps: 0 }
+        Route { network: Ipv4Addr::from(network), prefix_len, delay: Duration::from_millis(ms) }
     }
 
     #[test]
-    fn a_route_with_a_rate_adds_each_packets_serialization() {
-        let mut r = route([10, 0, 2, 0], 24, 20);
-        assert_eq!(r.hold(1500), Duration::from_millis(20));
-        r.rate_bps = 10_000_000; // 1500 B at 10 Mbit/s: 1.2 ms; a 52-B ACK: 41.6 µs
-        assert_eq!(r.hold(1500), Duration::from_micros(21_200));
-        assert_eq!(r.hold(52), Duration::from_nanos(20_041_600));
-        r.rate_bps = 300_000_000; // 1500 B: 40 µs
-        assert_eq!(r.hold(1500), Duration::from_micros(20_040));
+    fn a_transmitter_sends_one_packet_after_the_other_at_its_rate() {
+        // 1500 B at 10 Mbit/s: 1.2 ms; a 52-B ACK: 41.6 µs. Three packets arrive together
+        // (a token-bucket burst), a fourth after the transmitter went idle.
+        let t0 = Instant::now();
+        let at = |us: u64| t0 + Duration::from_micros(us);
+        let mut link = Transmitter { rate_bps: 10_000_000, free_at: t0 };
+        let done: Vec<Instant> =
+            [(0, 1500), (0, 1500), (0, 52), (10_000, 1500)].into_iter().map(|(us, len)| link.send(at(us), len)).collect();
+        assert_eq!(done, [at(1_200), at(2_400), t0 + Duration::from_nanos(2_441_600), at(11_200)]);
+        let mut none = Transmitter { rate_bps: 0, free_at: t0 };
+        assert_eq!(none.send(at(5), 1500), at(5), "no rate: no transmitter");
     }
 
-    /// Feeds `packets` (destination, tag) at once and collects what comes out, with when.
-    fn run(routes: Vec<Route>, packets: Vec<([u8; 4], u8)>, max_queued_bytes: usize) -> (Vec<(Duration, u8)>, Report) {
-        let (in_tx, in_rx) = mpsc::channel::<Vec<u8>>();
-        let (out_tx, out_rx) = mpsc::channel::<(Instant, u8)>();
-        let read = move |buf: &mut [u8]| {
-            let p = in_rx.recv().map_err(|_| io::Error::other("closed"))?;
-            buf[..p.len()].copy_from_slice(&p);
-            Ok(p.len())
-        };
-        let write = move |p: &[u8]| out_tx.send((Instant::now(), p[39])).map_err(|_| io::Error::other("closed"));
-        let config = DelayLineConfig { tun: "test".into(), routes, max_queued_bytes };
-        let line = DelayLine::on_io(read, write, config).unwrap();
+    /// Feeds `packets` (device, destination, tag) at once into devices with transmitters at
+    /// `rates_bps` and collects what comes out, with when and from which device.
+    fn run(
+        rates_bps: &[u64],
+        routes: Vec<Route>,
+        packets: Vec<(usize, [u8; 4], u8)>,
+        max_queued_bytes: usize,
+    ) -> (Vec<(Duration, usize, u8)>, Report) {
+        let (out_tx, out_rx) = mpsc::channel::<(Instant, usize, u8)>();
+        let mut inputs = Vec::new();
+        let mut io: Vec<(Reader, Writer)> = Vec::new();
+        for device in 0..rates_bps.len() {
+            let (in_tx, in_rx) = mpsc::channel::<Vec<u8>>();
+            inputs.push(in_tx);
+            let out_tx = out_tx.clone();
+            let read = move |buf: &mut [u8]| {
+                let p = in_rx.recv().map_err(|_| io::Error::other("closed"))?;
+                buf[..p.len()].copy_from_slice(&p);
+                Ok(p.len())
+            };
+            let write = move |p: &[u8]| out_tx.send((Instant::now(), device, p[p.len() - 1])).map_err(|_| io::Error::other("closed"));
+            io.push((Box::new(read), Box::new(write)));
+        }
+        let devices = rates_bps.iter().map(|&rate_bps| Device { tun: "test".into(), rate_bps }).collect();
+        let line = DelayLine::on_io(io, DelayLineConfig { devices, routes, max_queued_bytes }).unwrap();
         let start = Instant::now();
-        for (dst, tag) in &packets {
-            in_tx.send(ipv4_packet(*dst, *tag)).unwrap();
+        for (device, dst, tag) in packets {
+            let mut packet = ipv4_packet(dst, tag);
+            if tag >= 100 {
+                packet.resize(1500, tag); // a full-size packet, tag last
+            }
+            inputs[device].send(packet).unwrap();
         }
         std::thread::sleep(Duration::from_millis(120));
         let report = line.stop();
-        let out = out_rx.try_iter().map(|(at, tag)| (at - start, tag)).collect();
+        let out = out_rx.try_iter().map(|(at, device, tag)| (at - start, device, tag)).collect();
         (out, report)
     }
 
@@ -291,14 +346,15 @@ mod tests {
     }
 
     #[test]
-    fn each_packet_waits_its_routes_delay_in_order() {
+    fn each_packet_waits_its_routes_delay_in_order_and_goes_back_into_its_device() {
         // Forward 30 ms, reverse 10 ms: the reverse packets come out first, each set in order.
         let routes = vec![route([10, 0, 2, 0], 24, 30), route([10, 0, 1, 0], 24, 10)];
-        let packets = vec![([10, 0, 2, 1], 1), ([10, 0, 1, 1], 2), ([10, 0, 2, 1], 3), ([10, 0, 1, 1], 4), ([10, 9, 9, 9], 5)];
-        let (out, report) = run(routes, packets, 1 << 20);
-        let tags: Vec<u8> = out.iter().map(|o| o.1).collect();
-        assert_eq!(tags, [2, 4, 1, 3]);
-        for (at, tag) in out {
+        let packets =
+            vec![(0, [10, 0, 2, 1], 1), (1, [10, 0, 1, 1], 2), (0, [10, 0, 2, 1], 3), (1, [10, 0, 1, 1], 4), (0, [10, 9, 9, 9], 5)];
+        let (out, report) = run(&[0, 0], routes, packets, 1 << 20);
+        let tags: Vec<(usize, u8)> = out.iter().map(|o| (o.1, o.2)).collect();
+        assert_eq!(tags, [(1, 2), (1, 4), (0, 1), (0, 3)]);
+        for (at, _, tag) in out {
             let want = if tag % 2 == 0 { 10.0 } else { 30.0 };
             let got = at.as_secs_f64() * 1e3;
             assert!(got >= want && got < want + 50.0, "packet {tag} after {got:.3} ms, delay {want} ms");
@@ -308,9 +364,25 @@ mod tests {
     }
 
     #[test]
+    fn a_burst_leaves_at_the_devices_rate_and_the_other_device_does_not_wait() {
+        // Three full-size packets at once into device 0 (10 Mbit/s: 1.2 ms each), one into
+        // device 1 (its own transmitter): none leaves before its transmission and delay are
+        // over. A busy machine only makes them later.
+        let routes = vec![route([10, 0, 2, 0], 24, 5), route([10, 0, 1, 0], 24, 5)];
+        let packets = vec![(0, [10, 0, 2, 1], 101), (0, [10, 0, 2, 1], 102), (0, [10, 0, 2, 1], 103), (1, [10, 0, 1, 1], 104)];
+        let (out, report) = run(&[10_000_000, 10_000_000], routes, packets, 1 << 20);
+        assert_eq!(out.len(), 4);
+        for (at, _, tag) in out {
+            let earliest = Duration::from_micros(if tag == 104 { 6_200 } else { 5_000 + 1_200 * u64::from(tag - 100) });
+            assert!(at >= earliest && at < earliest + Duration::from_millis(50), "packet {tag} after {at:?}, not before {earliest:?}");
+        }
+        assert!(report.transmitter_wait_max_us >= 2_000, "the third packet waited for two: {report:?}");
+    }
+
+    #[test]
     fn a_full_line_drops_and_counts() {
         // Room for two 40-B packets.
-        let (out, report) = run(vec![route([10, 0, 2, 0], 24, 5)], (1..=4).map(|t| ([10, 0, 2, 1], t)).collect(), 80);
+        let (out, report) = run(&[0], vec![route([10, 0, 2, 0], 24, 5)], (1..=4).map(|t| (0, [10, 0, 2, 1], t)).collect(), 80);
         assert_eq!(out.len(), 2);
         assert_eq!(report.dropped_queue_full, 2);
     }

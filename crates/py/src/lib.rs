@@ -12,7 +12,7 @@ use std::any::Any;
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Instant;
-use tcplab_emu::delay_line::{DelayLine, DelayLineConfig, Route};
+use tcplab_emu::delay_line::{DelayLine, DelayLineConfig, Device, Route};
 use tcplab_sim::recorder::ColumnData;
 use tcplab_sim::{resolve_json, RunError, World};
 
@@ -172,20 +172,22 @@ fn run<'py>(py: Python<'py>, scenario_json: &str, seed: Option<u64>, progress: O
 /// How often the delay line's caller looks for pending signals (Ctrl-C, SIGTERM).
 const DELAY_LINE_SIGNAL_CHECK: std::time::Duration = std::time::Duration::from_millis(20);
 
-/// Runs the constant-delay line on TUN device `tun` (created in this process's network
-/// namespace) until a signal handler raises, then returns its report as JSON. `routes` are
-/// (IPv4 network, prefix length, delay in ns, serialization rate in bit/s or 0), first match wins.
+/// Runs the constant-delay line on TUN devices `tuns` (name, transmitter rate in bit/s or 0;
+/// created in this process's network namespace) until a signal handler raises, then returns its
+/// report as JSON. `routes` are (IPv4 network, prefix length, delay in ns), first match wins.
 #[pyfunction]
-fn run_delay_line(py: Python<'_>, tun: &str, routes: Vec<(String, u8, u64, u64)>, max_queued_bytes: usize) -> PyResult<String> {
+fn run_delay_line(py: Python<'_>, tuns: Vec<(String, u64)>, routes: Vec<(String, u8, u64)>, max_queued_bytes: usize) -> PyResult<String> {
     let routes = routes
         .into_iter()
-        .map(|(network, prefix_len, delay_ns, rate_bps)| {
+        .map(|(network, prefix_len, delay_ns)| {
             let network = network.parse().map_err(|_| PyValueError::new_err(format!("{network:?} is not an IPv4 network address")))?;
-            Ok(Route { network, prefix_len, delay: std::time::Duration::from_nanos(delay_ns), rate_bps })
+            Ok(Route { network, prefix_len, delay: std::time::Duration::from_nanos(delay_ns) })
         })
         .collect::<PyResult<Vec<Route>>>()?;
-    let config = DelayLineConfig { tun: tun.to_string(), routes, max_queued_bytes };
-    let line = DelayLine::start(config).map_err(|e| PyRuntimeError::new_err(format!("delay line on TUN {tun:?}: {e}")))?;
+    let names: Vec<String> = tuns.iter().map(|(tun, _)| tun.clone()).collect();
+    let devices = tuns.into_iter().map(|(tun, rate_bps)| Device { tun, rate_bps }).collect();
+    let config = DelayLineConfig { devices, routes, max_queued_bytes };
+    let line = DelayLine::start(config).map_err(|e| PyRuntimeError::new_err(format!("delay line on TUN {names:?}: {e}")))?;
     while py.check_signals().is_ok() {
         py.detach(|| std::thread::sleep(DELAY_LINE_SIGNAL_CHECK));
     }

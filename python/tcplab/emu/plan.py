@@ -2,8 +2,8 @@
 kernel: three network namespaces with a unique prefix (senders, router, receivers), veth
 pairs between them, addresses, routes with the flows' per-route TCP settings, per-namespace
 sysctls, the bottleneck (tbf with a pfifo/bfifo/pfifo_head_drop child, both directions, on
-the router) and the delay line's TUN device with the policy routing that sends every crossing
-packet through it. What each scenario key becomes (or why it is refused) is the table of
+the router's TUN devices) and the delay line on those devices with the policy routing that
+sends every crossing packet through it. What each scenario key becomes (or why it is refused) is the table of
 settings.py.
 
 Nothing here runs anything: `plan_for()` returns an `EmuPlan` whose `setup` commands
@@ -12,16 +12,19 @@ namespace (and with it every interface, route, qdisc and sysctl of the run).
 
 Layout (A = 10.x, one /16 per run, chosen from the prefix):
     senders ns  ve-s (A.1.1+i for pair i)  <->  ve-rs (A.1.254)  router ns  ve-rd (A.2.254)  <->  ve-d (A.2.1+i)  receivers ns
-In the router, the main table sends both subnets to the TUN device `dl`; the delay line holds
-each packet for its path's one-way delay and writes it back; `ip rule iif dl` then routes it
-out of ve-rd (data) or ve-rs (ACKs), whose egress is the bottleneck qdisc. The bottleneck
-queue therefore sits after the delay, which for a constant delay changes nothing.
+In the router, the main table sends the receivers' subnet to the TUN device `dl0` (data) and
+the senders' to `dl1` (ACKs); each device's egress qdisc is that direction's bottleneck (tbf and
+the link's queue). The delay line reads each packet as the tbf releases it, sends it through
+the device's transmitter at the link's rate (the serialization, and no faster than the link
+after a token burst), holds it for its path's one-way delay and writes it back into its device;
+`ip rule iif dl0/dl1` then routes it out of ve-rd or ve-rs.
 """
 
 from __future__ import annotations
 
 import secrets
 import shlex
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,10 +34,9 @@ from . import settings
 # Rates this 2-core machine emulates faithfully (docs/emulation.md, Limits: measured valid up
 # to 50 Mbit/s, never at 300); outside: a warning.
 FAITHFUL_RATE_BPS = (10e6, 50e6)
-# Ethernet framing on a veth (14 B header): the tbf's size table takes it off again.
-LINK_OVERHEAD_BYTES = 14
 ROUTER_TABLE = 100
-TUN_DEVICE = "dl"
+# The bottleneck's directions: the TUN device (and delay-line transmitter) of each.
+DATA_TUN, ACK_TUN = "dl0", "dl1"
 TUN_QUEUE_PACKETS = 20_000
 RECEIVER_PORT = 5001
 # tcp_rmem's default (the first advertised window is about half of it) unless an initial
@@ -50,6 +52,20 @@ class Pair:
     sender_ip: str
     receiver_ip: str
     one_way_delay_ns: int
+
+
+@dataclass(frozen=True)
+class DelayRoute:
+    """The delay line's route to one host: packets to `network/prefix_len` wait `delay_ns`
+    once their device's transmitter has sent them."""
+
+    network: str
+    prefix_len: int
+    delay_ns: int
+
+    def argument(self) -> str:
+        """As `python -m tcplab.emu.delayline --route` takes it."""
+        return f"{self.network}/{self.prefix_len}={self.delay_ns}"
 
 
 @dataclass(frozen=True)
@@ -77,12 +93,8 @@ class EmuPlan:
     duration_s: float
     sample_interval_s: float
     bottleneck_rate_bps: float
-    bottleneck_device: str  # in the router namespace, data direction
     mtu: int
-    # (network, prefix length, delay ns, serialization rate bit/s): the delay line holds each
-    # packet the delay plus its length at the bottleneck's rate, which the bottleneck's token
-    # bucket does not delay it by (it releases a packet when its transmission would start).
-    delay_routes: list[tuple[str, int, int, int]]
+    delay_routes: list[DelayRoute]
     setup: list[list[str]] = field(default_factory=list)
     teardown: list[list[str]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -93,10 +105,9 @@ class EmuPlan:
         lines = [f"# warning: {warning}" for warning in self.warnings]
         lines += ["# setup", *map(shlex.join, self.setup)]
         lines.append(
-            f"# delay line (router namespace): TUN {TUN_DEVICE}, "
-            + ", ".join(
-                f"{net}/{length} +{ns / 1e6:g} ms + length at {bps / 1e6:g} Mbit/s" for net, length, ns, bps in self.delay_routes
-            )
+            f"# delay line (router namespace): TUN {DATA_TUN} and {ACK_TUN}, transmitters at "
+            f"{self.bottleneck_rate_bps / 1e6:g} Mbit/s, then "
+            + ", ".join(f"{r.network}/{r.prefix_len} +{r.delay_ns / 1e6:g} ms" for r in self.delay_routes)
         )
         for flow in self.flows:
             lines.append(
@@ -157,10 +168,9 @@ def plan_for(scenario: dict[str, Any], prefix: str | None = None) -> EmuPlan:
         duration_s=duration_ns(scenario["duration"]) / 1e9,
         sample_interval_s=duration_ns(scenario["sample_interval"]) / 1e9,
         bottleneck_rate_bps=rate,
-        bottleneck_device="ve-rd",
         mtu=int(bottleneck["mtu"]),
-        delay_routes=[(p.receiver_ip, 32, p.one_way_delay_ns, int(rate)) for p in pairs]
-        + [(p.sender_ip, 32, p.one_way_delay_ns, int(rate)) for p in pairs],
+        delay_routes=[DelayRoute(p.receiver_ip, 32, p.one_way_delay_ns) for p in pairs]
+        + [DelayRoute(p.sender_ip, 32, p.one_way_delay_ns) for p in pairs],
         warnings=warnings,
         recorded=recorded,
     )
@@ -265,33 +275,17 @@ def _queue_child(buffer: str) -> list[str]:
 
 
 def _shaping(ns: str, device: str, link: dict[str, Any]) -> list[list[str]]:
-    """tbf at the link's rate with the link's queue as its child (root 1:, child 10:)."""
+    """tbf at the link's rate with the link's queue as its child (root 1:, child 10:), on a
+    TUN device: no link-layer header, so the tbf counts IP packet sizes as the simulator's
+    link rates do."""
     rate = int(rate_bps(link["rate"]))
-    burst = max(2 * (int(link["mtu"]) + LINK_OVERHEAD_BYTES), rate // 8 // 1000)  # ≥ 1 ms of tokens
+    burst = max(2 * int(link["mtu"]), rate // 8 // 1000)  # ≥ 1 ms of tokens
     child = _queue_child(link["buffer"])
     if link.get("queue") == "headdrop":
         child[0] = "pfifo_head_drop"  # settings.py allows headdrop with a buffer in packets only
     tbf = ["tbf", "rate", f"{rate}bit", "burst", str(burst), "latency", "10s"]
     return [
-        # stab overhead −14: the tbf counts IP packet sizes, as the simulator's link rates do.
-        [
-            "ip",
-            "netns",
-            "exec",
-            ns,
-            "tc",
-            "qdisc",
-            "add",
-            "dev",
-            device,
-            "root",
-            "handle",
-            "1:",
-            "stab",
-            "overhead",
-            f"-{LINK_OVERHEAD_BYTES}",
-            *tbf,
-        ],
+        ["ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev", device, "root", "handle", "1:", *tbf],
         ["ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev", device, "parent", "1:1", "handle", "10:", *child],
     ]
 
@@ -321,14 +315,15 @@ def _setup_commands(plan_: EmuPlan, bottleneck: dict[str, Any], octet: int) -> l
         ["ip", "-n", d, "link", "add", "ve-d", "type", "veth", "peer", "name", "ve-rd", "netns", r],
     ]
     # The path's MTU; GSO and GRO off on the router's and receivers' veths, so queues hold
-    # MTU-size packets. The senders' veth keeps the kernel's GSO sizes: TCP sends its GSO
-    # bursts (tcp_tso_autosize) as on a default device, and the TUN device, which has no
-    # offloads, cuts them into MTU-size packets before the delay line and the bottleneck.
+    # MTU-size packets. The senders' veth keeps the kernel's GSO sizes, so TCP builds its GSO
+    # bursts (tcp_tso_autosize) as on a default device, but has no segmentation offloads: the
+    # kernel cuts each burst into MTU-size packets that leave back to back, as from a NIC.
     for ns, dev in ((r, "ve-rs"), (r, "ve-rd"), (d, "ve-d")):
         cmds.append(
             ["ip", "-n", ns, "link", "set", dev, "mtu", mtu, "gso_max_size", mtu, "gso_max_segs", "1", "gro_max_size", mtu]
         )
     cmds.append(["ip", "-n", s, "link", "set", "ve-s", "mtu", mtu, "gro_max_size", mtu])
+    cmds.append(["ip", "netns", "exec", s, sys.executable, "-m", "tcplab.emu.offloads", "ve-s"])
     for ns in (s, r, d):
         cmds.append(["ip", "-n", ns, "link", "set", "lo", "up"])
     for pair in plan_.pairs:
@@ -359,21 +354,20 @@ def _setup_commands(plan_: EmuPlan, bottleneck: dict[str, Any], octet: int) -> l
     ]
     for ns in (s, d):
         cmds.append(["ip", "netns", "exec", ns, "sysctl", "-q", "-w", *_namespace_sysctls(plan_)])
-    # The delay line's TUN device and the routing through it.
-    cmds += [
-        ["ip", "-n", r, "tuntap", "add", "dev", TUN_DEVICE, "mode", "tun"],
-        # A slow-start burst arrives at veth speed: the device queue in front of the reader
-        # must hold it (the default 500 packets overflowed in CUBIC runs here).
-        ["ip", "-n", r, "link", "set", TUN_DEVICE, "mtu", mtu, "txqueuelen", str(TUN_QUEUE_PACKETS)],
-        ["ip", "-n", r, "link", "set", TUN_DEVICE, "up"],
-        ["ip", "netns", "exec", r, "sysctl", "-q", "-w", f"net.ipv4.conf.{TUN_DEVICE}.rp_filter=0"],
-        ["ip", "-n", r, "route", "replace", net2, "dev", TUN_DEVICE],
-        ["ip", "-n", r, "route", "replace", net1, "dev", TUN_DEVICE],
-        ["ip", "-n", r, "route", "add", net2, "dev", "ve-rd", "table", str(ROUTER_TABLE)],
-        ["ip", "-n", r, "route", "add", net1, "dev", "ve-rs", "table", str(ROUTER_TABLE)],
-        ["ip", "-n", r, "rule", "add", "iif", TUN_DEVICE, "lookup", str(ROUTER_TABLE)],
-    ]
-    # The bottleneck in both directions, on the router: data towards the receivers, ACKs back.
-    cmds += _shaping(r, "ve-rd", bottleneck)
-    cmds += _shaping(r, "ve-rs", bottleneck)
+    # Each direction's TUN device, its bottleneck qdisc, and the routing through it: data
+    # (to the receivers' subnet) through dl0, ACKs through dl1, then on from the device the
+    # delay line wrote the packet back into.
+    for tun, subnet, out in ((DATA_TUN, net2, "ve-rd"), (ACK_TUN, net1, "ve-rs")):
+        cmds += [
+            ["ip", "-n", r, "tuntap", "add", "dev", tun, "mode", "tun"],
+            # The ring between the tbf and the delay line's reader holds what the tbf releases
+            # while the reader is not scheduled.
+            ["ip", "-n", r, "link", "set", tun, "mtu", mtu, "txqueuelen", str(TUN_QUEUE_PACKETS)],
+            ["ip", "-n", r, "link", "set", tun, "up"],
+            ["ip", "netns", "exec", r, "sysctl", "-q", "-w", f"net.ipv4.conf.{tun}.rp_filter=0"],
+            ["ip", "-n", r, "route", "replace", subnet, "dev", tun],
+            ["ip", "-n", r, "route", "add", subnet, "dev", out, "table", str(ROUTER_TABLE)],
+            ["ip", "-n", r, "rule", "add", "iif", tun, "lookup", str(ROUTER_TABLE)],
+            *_shaping(r, tun, bottleneck),
+        ]
     return cmds

@@ -274,19 +274,20 @@ def _execute(plan: emu_plan.EmuPlan, processes: Processes, work: Path, stop: thr
         _run(command)
     router, senders, receivers = plan.namespaces["router"], plan.namespaces["senders"], plan.namespaces["receivers"]
     report_path = work / "delay-line.json"
-    routes = [f"{net}/{length}={ns}@{bps}" for net, length, ns, bps in plan.delay_routes]
+    tuns = [f"{tun}@{int(plan.bottleneck_rate_bps)}" for tun in LINK_NAMES]
+    routes = [route.argument() for route in plan.delay_routes]
     delay_line = processes.start(
         router,
         "delayline",
-        "--tun",
-        emu_plan.TUN_DEVICE,
+        *[a for t in tuns for a in ("--tun", t)],
         *[a for r in routes for a in ("--route", r)],
         "--report",
         str(report_path),
     )
-    sampler = QdiscSampler(router, [plan.bottleneck_device, "ve-rs"])
+    sampler = QdiscSampler(router, list(LINK_NAMES))
     try:
-        _wait_for_carrier(sampler, emu_plan.TUN_DEVICE, delay_line, stop)
+        for tun in LINK_NAMES:
+            _wait_for_carrier(sampler, tun, delay_line, stop)
         addresses = [f"{pair.receiver_ip}:{emu_plan.RECEIVER_PORT}" for pair in plan.pairs]
         receiver = processes.start(receivers, "traffic", "receive", *addresses, stdout=subprocess.PIPE)
         if receiver.stdout is None or receiver.stdout.readline().strip() != "ready":
@@ -474,7 +475,8 @@ def _state(sample: dict[str, Any]) -> str:
     return TcpInfo(**{k: v for k, v in sample.items() if k not in ("t", "bbr")}).state
 
 
-LINK_NAMES = {"ve-rd": "left->right", "ve-rs": "right->left"}
+# The bottleneck's directions by the TUN device whose egress qdisc they are.
+LINK_NAMES = {emu_plan.DATA_TUN: "left->right", emu_plan.ACK_TUN: "right->left"}
 
 
 QdiscSample = dict[str, tuple[int, int, int, int]]
@@ -560,8 +562,8 @@ def bottleneck_accounting(bytes_dequeued: int, last_samples: list[dict[str, Any]
     """Why the bottleneck's byte count disagrees with the senders' last TCP_INFO samples, or
     None. Every acknowledged byte crossed the bottleneck; what else crossed it is at most the
     retransmitted copies and the data still unacknowledged at the end (queued behind or past
-    the bottleneck, SACKed or not). The qdisc counts IP packets (its size table removes the
-    Ethernet header): payload + 52 B of TCP/IP headers with timestamps."""
+    the bottleneck, SACKed or not). The qdisc (on a TUN device) counts IP packets: payload + 52 B
+    of TCP/IP headers with timestamps."""
     payload = bytes_dequeued * mss / (mss + 52)
     acked = sum(s["bytes_acked"] for s in last_samples)
     extra = sum((s["total_retrans"] + s["unacked"]) * mss for s in last_samples)

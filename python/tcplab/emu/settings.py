@@ -355,13 +355,14 @@ KERNEL_SETTINGS: dict[str, Handling] = {
     "topology.access_delays": Handling("added to each pair's one-way delay in the delay line"),
     "topology.wifi": Handling("refused", _absent("radio access cannot be emulated on wired veths")),
     "topology.bottleneck.rate": Handling(
-        "tbf rate on the router's ve-rd (data) and ve-rs (ACKs), IP packet sizes (stab overhead -14)", _bottleneck_rate
+        "tbf rate on the router's TUN devices dl0 (data) and dl1 (ACKs), IP packet sizes, then the delay line's transmitter at the same rate",
+        _bottleneck_rate,
     ),
     "topology.bottleneck.delay": Handling("the delay line holds each packet for its path's one-way delay"),
     "topology.bottleneck.buffer": Handling("limit of the tbf's child queue: pfifo (packets) or bfifo (bytes)"),
     "topology.bottleneck.queue": Handling("droptail: pfifo/bfifo; headdrop: pfifo_head_drop", _queue),
     "topology.bottleneck.loss": Handling("refused unless 0", _no_loss),
-    "topology.bottleneck.mtu": Handling("mtu (and gso_max_size, gro_max_size) of every veth and of the TUN device", _mtu),
+    "topology.bottleneck.mtu": Handling("mtu (and gso_max_size, gro_max_size) of every veth and of the TUN devices", _mtu),
     "topology.bottleneck.ecn_threshold": Handling("refused", _absent("CE marking needs red/fq_codel, which this kernel lacks")),
     "topology.bottleneck.reverse": Handling("refused", _absent("per-direction overrides are not emulated")),
     "topology.access.rate": Handling("not shaped (veths at memory speed): only rates that would not matter", _access_rate),
