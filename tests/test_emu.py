@@ -36,7 +36,7 @@ LOAD_ATTEMPTS = 3
 # Validity reasons that are symptoms of a busy machine, not of tcplab: other processes' CPU time,
 # and the delay line's thread being scheduled late (also by work /proc/stat does not show as
 # another process's, such as a hypervisor's steal).
-LOAD_REASONS = ("other processes used", "delay line lateness")
+LOAD_REASONS = ("other processes used", "delay line lateness", "sender start delayed")
 
 needs_root = pytest.mark.skipif(
     os.geteuid() != 0 or shutil.which("ip") is None or not Path("/dev/net/tun").exists(),
@@ -368,6 +368,7 @@ def test_the_emulations_frames_have_the_simulators_columns(tiny_result: tcplab.R
         "qdisc_baseline": {device: (0, 0, 0, 0) for device in emu_run.LINK_NAMES},
         "delay_line": {},
         "established": {},
+        "connected_late": {},
         "interface_drops": {},
         "other_cpu_cores": 0.0,
     }

@@ -51,7 +51,10 @@ MIN_RTT_TOLERANCE_MS = 1.0
 LATENESS_P99_LIMIT_US = 1000
 ACKED_VS_BOTTLENECK_TOLERANCE = 0.05
 OTHER_CPU_LIMIT_CORES = 0.3
+# From the receiver's readiness to the flows' common origin: time for the sender processes
+# to start (a Python import each, on two cores) and connect before any data flows.
 STARTUP_SLACK_S = 0.5
+SENDER_STARTUP_S = 0.25
 STOP_TIMEOUT_S = 5.0
 AVAILABLE_ALGORITHMS = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
 RTO_MAX_SYSCTL = Path("/proc/sys/net/ipv4/tcp_rto_max_ms")  # present where TCP_RTO_MAX_MS is
@@ -292,7 +295,7 @@ def _execute(plan: emu_plan.EmuPlan, processes: Processes, work: Path, stop: thr
         receiver = processes.start(receivers, "traffic", "receive", *addresses, stdout=subprocess.PIPE)
         if receiver.stdout is None or receiver.stdout.readline().strip() != "ready":
             raise EmulationError(f"the receiver did not start: {receiver.stderr.read() if receiver.stderr else ''}")
-        origin = time.monotonic() + STARTUP_SLACK_S
+        origin = time.monotonic() + STARTUP_SLACK_S + SENDER_STARTUP_S * len(plan.flows)
         senders_started = []
         for flow in plan.flows:
             flow_stop_s = min(flow.stop_s if flow.stop_s is not None else plan.duration_s, plan.duration_s)
@@ -358,6 +361,12 @@ def _execute(plan: emu_plan.EmuPlan, processes: Processes, work: Path, stop: thr
         "qdisc": rows,
         "qdisc_baseline": baseline,
         "established": {index: lines[0]["established"] for index, lines in flows.items() if lines},
+        # Seconds after its start each flow connected (positive: its handshake met others' data).
+        "connected_late": {
+            flow.index: flows[flow.index][0]["connected_at"] - (origin + flow.start_s)
+            for flow in plan.flows
+            if flows.get(flow.index) and flows[flow.index][0]["connected_at"] > origin + flow.start_s
+        },
         "flows": {index: lines[1:] for index, lines in flows.items()},
         "delay_line": report,
         "interface_drops": {name: n for name, n in drops.items() if n},
@@ -422,7 +431,9 @@ def _result(document: dict[str, Any], plan: emu_plan.EmuPlan, raw: dict[str, Any
                 "cc": flow.cc,
                 "goodput_mbps": last["bytes_acked"] * 8 / active_s / 1e6,
                 **rtt_statistics(srtts),
-                "min_rtt_ms": last["min_rtt_us"] / 1e3 if last["min_rtt_us"] else None,
+                # The smallest of the run: the kernel's min RTT is a 5-minute windowed minimum
+                # (tcp_min_rtt_wlen), which forgets the handshake in runs of 300 s.
+                "min_rtt_ms": min((x["min_rtt_us"] for x in samples if x["min_rtt_us"]), default=0) / 1e3 or None,
                 "retransmits": last["total_retrans"],
                 "segments_sent": last["data_segs_out"],
                 "retransmit_pct": 100 * last["total_retrans"] / last["data_segs_out"] if last["data_segs_out"] else 0.0,
@@ -553,6 +564,9 @@ def _validity(
     reasons += _settings_not_in_effect(plan, _negotiated(raw))
     for interface, count in raw["interface_drops"].items():
         reasons.append(f"{interface} dropped {count} packets (losses outside the bottleneck)")
+    for index, late_s in raw["connected_late"].items():
+        # The handshake's RTT (the kernel's first RTT sample) then includes others' queue.
+        reasons.append(f"sender start delayed: flow {index} connected {late_s * 1e3:.0f} ms after its start")
     if raw["other_cpu_cores"] > OTHER_CPU_LIMIT_CORES:
         reasons.append(f"other processes used {raw['other_cpu_cores']:.2f} cores during the run")
     return {"valid": not reasons, "reasons": reasons, "other_cpu_cores": raw["other_cpu_cores"]}

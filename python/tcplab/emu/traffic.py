@@ -103,6 +103,7 @@ def send(args: argparse.Namespace) -> int:
             if attempt == CONNECT_ATTEMPTS - 1:
                 raise
             time.sleep(CONNECT_RETRY_S)
+    connected_at = time.monotonic()
     established = tcpinfo.read(sock)  # before any data: the initial window as set up
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
@@ -126,7 +127,7 @@ def send(args: argparse.Namespace) -> int:
     sender = threading.Thread(target=pump, daemon=True)
     sender.start()
     with open(args.out, "w", encoding="utf-8") as out:
-        out.write(json.dumps({"established": asdict(established)}) + "\n")
+        out.write(json.dumps({"established": asdict(established), "connected_at": connected_at}) + "\n")
         next_sample = args.start_at
         while True:
             now = time.monotonic()
