@@ -198,7 +198,7 @@ def test_other_topologies_are_refused() -> None:
 
 def test_rates_outside_the_faithful_range_are_a_warning() -> None:
     plan = plan_for(tcplab.resolve("rtt-lens", {"topology.bottleneck.rate": "5Mbps"}))
-    assert any("outside the 10-50Mbps" in warning for warning in plan.warnings), plan.warnings
+    assert any("outside the 10-100Mbps" in warning for warning in plan.warnings), plan.warnings
 
 
 def test_dry_run_prints_the_commands_and_runs_nothing(run_cli, tmp_path: Path) -> None:

@@ -73,7 +73,7 @@ def test_every_case_resolves_and_the_emulation_accepts_it() -> None:
     """Without warnings, but where the rate is beyond what this machine emulates faithfully."""
     for case in grid.grid():
         plan = plan_for(validate(apply_overrides(grid.BASE, case.overrides)))
-        expected = ["outside the 10-50Mbps"] if plan.bottleneck_rate_bps > emu_plan.FAITHFUL_RATE_BPS[1] else []
+        expected = ["outside the 10-100Mbps"] if plan.bottleneck_rate_bps > emu_plan.FAITHFUL_RATE_BPS[1] else []
         assert [w for w in expected if any(w in warning for warning in plan.warnings)] == expected, case.name
         assert len(plan.warnings) == len(expected), (case.name, plan.warnings)
 

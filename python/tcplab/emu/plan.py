@@ -32,8 +32,8 @@ from ..units import duration_ns, rate_bps, size_bytes
 from . import settings
 
 # Rates this 2-core machine emulates faithfully (docs/emulation.md, Limits: measured valid up
-# to 50 Mbit/s, never at 300); outside: a warning.
-FAITHFUL_RATE_BPS = (10e6, 50e6)
+# to 100 Mbit/s, never at 300); outside: a warning.
+FAITHFUL_RATE_BPS = (10e6, 100e6)
 ROUTER_TABLE = 100
 # The bottleneck's directions: the TUN device (and delay-line transmitter) of each.
 DATA_TUN, ACK_TUN = "dl0", "dl1"
@@ -127,7 +127,7 @@ def plan_for(scenario: dict[str, Any], prefix: str | None = None) -> EmuPlan:
     rate = rate_bps(bottleneck["rate"])
     if not FAITHFUL_RATE_BPS[0] <= rate <= FAITHFUL_RATE_BPS[1]:
         warnings.append(
-            f"topology.bottleneck.rate {bottleneck['rate']} is outside the 10-50Mbps this machine emulates faithfully; check the run's validity"
+            f"topology.bottleneck.rate {bottleneck['rate']} is outside the 10-100Mbps this machine emulates faithfully; check the run's validity"
         )
     prefix = prefix or f"tl{secrets.token_hex(3)}"
     octet = 16 + int(prefix[-4:], 16) % 200  # 10.<octet>.x.y: runs with different prefixes rarely share it

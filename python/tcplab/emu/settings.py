@@ -120,7 +120,7 @@ def _bottleneck_rate(value: str, _: Where) -> str | None:
     if rate_bps(value) <= REFUSED_ABOVE_BPS:
         return None
     return (
-        f"{value} is more than this 2-core machine can emulate faithfully; allowed: at most 1Gbps (about 10-50Mbps is faithful)"
+        f"{value} is more than this 2-core machine can emulate faithfully; allowed: at most 1Gbps (about 10-100Mbps is faithful)"
     )
 
 
