@@ -772,3 +772,25 @@ fn a_dsack_of_the_probe_ends_the_episode_without_a_reduction() {
     assert!(ssthresh_calls(&log).is_empty());
     assert!(!states_entered(&log).contains(&CaState::Cwr));
 }
+
+// Linux schedules the loss probe at the end of each write (tcp_write_xmit ends with
+// tcp_schedule_loss_probe), from the oldest segment's RTO (tcp_rto_delta_us); a write that
+// TCP Small Queues stops before the sender runs dry ends with `end_write`. Ten segments at 0,
+// RTT 100 ms: the first ACK (100 ms; SRTT 100, RTTVAR 50, RTO 300 ms) arms the probe for
+// 2·SRTT + TCP_TIMEOUT_MIN = 202 ms later, at 302 ms. One new segment leaves and the write
+// stops: its end re-arms the probe for min(202 ms, RTO left of segment 1 = 300 − 100 ms),
+// at 300 ms.
+#[test]
+fn a_write_stopped_early_schedules_its_loss_probe_when_it_ends() {
+    let (cc, _) = Probe::reno();
+    let mut w = Wire::new(ack_every_segment(), cc, Some(30 * MSS), SimDuration::from_millis(50));
+    let first: Vec<Transmit> = std::iter::from_fn(|| w.tx.poll_transmit(SimTime::ZERO)).collect();
+    assert_eq!(first.len(), 10);
+    let ack = w.rx.on_data(ms(50), &first[0].header, first[0].ecn).into_iter().next().expect("ACK of every segment");
+    w.tx.on_ack(ms(100), &ack);
+    assert_eq!(w.tx.rto_deadline(), Some(ms(302)));
+    assert!(w.tx.poll_transmit(ms(100)).is_some_and(|t| t.header.seq == 10));
+    assert_eq!(w.tx.rto_deadline(), Some(ms(302)), "the write has not ended");
+    w.tx.end_write(ms(100));
+    assert_eq!(w.tx.rto_deadline(), Some(ms(300)));
+}
