@@ -146,6 +146,7 @@ def test_the_plan_builds_three_namespaces_a_shaped_bottleneck_and_the_delay_rout
             assert "gso_max_segs" in command
     assert ["ip", "netns", "exec", "tlabcdefs", sys.executable, "-m", "tcplab.emu.offloads", "ve-s"] in plan.setup
     assert "net.ipv4.tcp_limit_output_bytes=4194304" in text
+    assert "net.ipv4.tcp_tso_win_divisor=3" in text
     # 20 ms one way once the direction's transmitter has sent the packet.
     pair = plan.pairs[0]
     assert [route.argument() for route in plan.delay_routes] == [
@@ -302,6 +303,7 @@ def test_settings_the_kernel_can_have_are_in_the_plan(override: str, applied: li
         ("tcp.delack_timeout=10ms", "tcp.delack_timeout: 10ms is not emulated"),
         ("tcp.quickack=4", "tcp.quickack: 4 is not emulated"),
         ("tcp.tsq=false", "tcp.tsq: false is not emulated: the kernel's TCP Small Queues cannot be switched off"),
+        ("tcp.tso_defer=false", "tcp.tso_defer: false is not emulated: the kernel's TSO deferral cannot be switched off"),
         ('tcp.ato="fixed"', 'tcp.ato: "fixed" is not emulated'),
         ("tcp.undo=false", "tcp.undo: false is not emulated: the kernel undoes"),
         ("tcp.min_rto=1500us", "tcp.min_rto: 1500us is not emulated"),

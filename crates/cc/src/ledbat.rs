@@ -26,7 +26,10 @@
 //!   cwnd acked (ns-3 falls back to NewReno's congestion avoidance without timestamps).
 //!   In congestion avoidance, as ns-3, ssthresh is kept just below cwnd.
 //! * ALLOWED_INCREASE: the RFC's bound (flight before the ACK + 1 packet) is used; ns-3
-//!   bounds by the flight before the ACK alone.
+//!   bounds by the flight before the ACK alone. A sender that was cwnd-limited (Linux
+//!   `tcp_is_cwnd_limited`) counts its whole cwnd as the flight: with GSO it may hold part of
+//!   a burst back for an ACK (`tcp_tso_should_defer`), and the flight alone would then ratchet
+//!   cwnd down to it; ns-3 has no GSO.
 //! * Loss: ssthresh = max(cwnd/2, MIN_CWND) (RFC 6817 §2.4.2); ns-3 inherits NewReno's
 //!   max(bytes in flight/2, 2 MSS).
 
@@ -180,7 +183,10 @@ impl Ledbat {
         let steps = self.credit / per_packet;
         self.credit -= steps * per_packet;
         let cwnd = (i64::from(cx.cwnd) + steps).clamp(0, i64::from(u32::MAX)) as u32;
-        let max_allowed = self.prior_in_flight.saturating_add(self.config.allowed_increase);
+        // A cwnd-limited sender uses its whole window even with a partial GSO burst held back
+        // (TSO deferral counts as cwnd-limited, Linux `tcp_tso_should_defer`).
+        let flight = if cx.is_cwnd_limited() { self.prior_in_flight.max(cx.cwnd) } else { self.prior_in_flight };
+        let max_allowed = flight.saturating_add(self.config.allowed_increase);
         let bounded = cwnd.min(max_allowed).max(self.config.min_cwnd);
         if bounded != cwnd {
             self.credit = 0;
@@ -343,9 +349,17 @@ mod tests {
     fn cwnd_stays_within_flight_plus_one_and_min_cwnd() {
         // q = 0 with only 10 in flight before the ACK (app-limited): cwnd = min(20, 10 + 1).
         let (mut l, mut cx) = with_queue(20, 40 * MS);
+        cx.is_cwnd_limited = false;
         l.pkts_acked(&mut cx, &AckSample { pkts_acked: 1, rtt_us: 40_000, in_flight: 10 });
         l.cong_avoid(&mut cx, 1);
         assert_eq!(cx.cwnd, 11);
+        // The same flight held back by cwnd (a deferred GSO burst): the window is the flight,
+        // and q = 0 adds 1/20 of a packet, kept as credit.
+        let (mut l, mut cx) = with_queue(20, 40 * MS);
+        l.pkts_acked(&mut cx, &AckSample { pkts_acked: 1, rtt_us: 40_000, in_flight: 10 });
+        l.cong_avoid(&mut cx, 1);
+        assert_eq!(cx.cwnd, 20);
+        assert!(l.credit > 0);
         // A stretch ACK of 100 packets at q = 0 would add 100/20 = 5; the bound is 20 + 1.
         let (mut l, mut cx) = with_queue(20, 40 * MS);
         acks(&mut l, &mut cx, 1, 100, 40 * MS);

@@ -226,6 +226,7 @@ pub fn tcp_config(t: &TcpSpec) -> TcpConfig {
         },
         slow_start_after_idle: t.slow_start_after_idle,
         gso: t.gso,
+        tso_defer: t.tso_defer,
     }
 }
 

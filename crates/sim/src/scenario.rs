@@ -198,6 +198,10 @@ pub struct TcpSpec {
     /// 2 segments) back to back per departure and BBR budgets for it; false = one segment
     /// per departure.
     pub gso: bool,
+    /// With `gso`, TSO deferral as Linux tcp_tso_should_defer(): a burst that cwnd or the
+    /// peer's window cuts short waits up to 1 ms for the ACK that lets a full one go; false =
+    /// send what fits at once.
+    pub tso_defer: bool,
     /// TCP Small Queues: at most about 1 ms of data (at least two segments) of the flow in
     /// its sender's egress link (Linux tcp_small_queue_check()); false = unlimited.
     pub tsq: bool,
@@ -227,6 +231,7 @@ impl Default for TcpSpec {
             quickack: 16,
             slow_start_after_idle: true,
             gso: true,
+            tso_defer: true,
             tsq: true,
             ato: AtoSpec::Linux,
         }

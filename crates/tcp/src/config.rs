@@ -118,6 +118,9 @@ pub struct TcpConfig {
     /// of data back to back per departure, and BBR budgets for such bursts; false = one
     /// segment per departure.
     pub gso: bool,
+    /// With `gso`, TSO deferral (Linux `tcp_tso_should_defer`): a partial burst waits up to
+    /// 1 ms for the ACK that lets a full one go.
+    pub tso_defer: bool,
 }
 
 impl Default for TcpConfig {
@@ -140,6 +143,7 @@ impl Default for TcpConfig {
             delayed_ack: DelayedAck::default(),
             slow_start_after_idle: true,
             gso: true,
+            tso_defer: true,
         }
     }
 }

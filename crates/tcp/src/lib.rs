@@ -17,6 +17,7 @@ mod scoreboard;
 mod sender;
 #[cfg(test)]
 mod testkit;
+mod tso_defer;
 
 pub use config::{DelayedAck, EcnMode, PacingMode, RecoveryMode, RtoMode, TcpConfig, DELACK_MAX};
 pub use receiver::{Acks, TcpReceiver};

@@ -9,7 +9,8 @@
 //! (6) `cong_control`, or PRR in CWR/Recovery, or `cong_avoid`, then the fq pacing rate.
 //! The caller then drains [`TcpSender::poll_transmit`] (7): with `gso` a paced sender releases
 //! one GSO burst per departure (Linux `tcp_write_xmit`: `tcp_tso_segs` segments, at most
-//! `tcp_cwnd_test`'s quota), a retransmission one segment.
+//! `tcp_cwnd_test`'s quota), a retransmission one segment; a burst cut short by cwnd or the
+//! peer's window may wait for an ACK (`tcp_tso_should_defer`, tso_defer.rs).
 //!
 //! Loss detection is RACK-TLP by default (RFC 8985; rack.rs, and here Linux
 //! `tcp_identify_packet_loss`, `tcp_rack_reo_timeout`, `tcp_schedule_loss_probe`,
@@ -24,7 +25,7 @@
 //! `tcp_undo_cwnd_reduction` with the algorithm's `undo_cwnd`).
 //!
 //! Not modelled (Linux defaults left out, docs/models.md): the DupThresh growth on
-//! reordering, Nagle, TSO deferral (`tcp_tso_should_defer`). ns-3 differs in counting windows
+//! reordering, Nagle. ns-3 differs in counting windows
 //! in bytes, entering recovery only on DupThresh duplicate ACKs, a 1 s minimum RTO and the
 //! RFC 6298 estimator, and in raising COMPLETE_CWR-like events for every algorithm.
 
@@ -35,6 +36,7 @@ use crate::rack::Rack;
 use crate::rate::RateSampler;
 use crate::rtt::{RttEstimator, WindowedMin, JIFFY_US, MIN_RTT_WINDOW};
 use crate::scoreboard::{Scoreboard, Segment, DUP_THRESH};
+use crate::tso_defer::{should_defer, Defer, DeferInput};
 use tcplab_cc::gso::tso_autosize;
 use tcplab_cc::{rate_sample::AckContext, AckFlags, AckSample, BbrInfo, CaState, CcCx, CongestionControl, CwndEvent, INFINITE_SSTHRESH};
 use tcplab_core::{AckHeader, DataHeader, Ecn, Rate, SackBlock, SimDuration, SimTime};
@@ -528,6 +530,7 @@ impl TcpSender {
                 self.begin_burst(now, true);
                 Some(self.transmit(now, seq, self.sb.get(seq).payload, true))
             }
+            Sendable::NewData { .. } if !self.in_burst(now) && self.defers_burst(now) => None,
             Sendable::NewData { payload } => self.send_new_data(now, payload),
             Sendable::CwndLimited => {
                 self.cwnd_validate(true);
@@ -605,9 +608,10 @@ impl TcpSender {
     }
 
     /// Starts a burst at `now` unless one is under way: one segment for a retransmission,
-    /// else `burst_segs`. Paced senders only: unpaced segments all leave at once anyway.
+    /// else `burst_segs`. Pacing holds the next burst until this one has left; TSO deferral
+    /// judges each burst once, at its start.
     fn begin_burst(&mut self, now: SimTime, retransmission: bool) {
-        if !self.cx.paced || self.in_burst(now) {
+        if self.in_burst(now) {
             return;
         }
         self.burst_left = if retransmission { 1 } else { self.burst_segs() };
@@ -621,6 +625,43 @@ impl TcpSender {
         let cwnd = self.cx.cwnd;
         let quota = cwnd.saturating_sub(self.sb.in_flight()).min((cwnd >> 1).max(1));
         self.tso_segs().min(quota)
+    }
+
+    /// Linux `tcp_tso_should_defer` for the burst of new data about to start (tso_defer.rs);
+    /// a burst held for want of cwnd makes the flight cwnd-limited, as Linux's
+    /// `is_cwnd_limited` does.
+    fn defers_burst(&mut self, now: SimTime) -> bool {
+        if !(self.cfg.gso && self.cfg.tso_defer) {
+            return false;
+        }
+        let goal = self.tso_segs();
+        if goal <= 1 {
+            return false;
+        }
+        let mss = u64::from(self.cfg.mss);
+        let full_burst = u64::from(goal) * mss;
+        let bytes_out = self.sb.bytes_out();
+        let unsent = self.app_bytes - self.new_bytes_sent;
+        let input = DeferInput {
+            now,
+            last_departure: if self.cx.paced { self.cx.next_send_time } else { self.cx.last_send_time },
+            recovering: matches!(self.cx.ca_state, CaState::Recovery | CaState::Loss),
+            full_burst,
+            cong_win: u64::from(self.cx.cwnd.saturating_sub(self.sb.in_flight())) * mss,
+            send_win: self.snd_wnd.saturating_sub(bytes_out),
+            window: self.snd_wnd.min(u64::from(self.cx.cwnd) * mss),
+            ready: unsent.min(self.cfg.snd_buf_bytes.saturating_sub(bytes_out)).min(full_burst),
+            oldest_sent: self.sb.head().map(|s| s.sent),
+            srtt: SimDuration::from_micros(self.rtt.srtt_us()),
+        };
+        match should_defer(&input) {
+            Defer::No => false,
+            Defer::CwndLimited => {
+                self.cwnd_validate(true);
+                true
+            }
+            Defer::RwndLimited => true,
+        }
     }
 
     /// Linux `tcp_tso_segs`: `tcp_tso_autosize` with the algorithm's `min_tso_segs`, recomputed
@@ -1402,10 +1443,10 @@ impl TcpSender {
         if matches!(self.cx.ca_state, CaState::Cwr | CaState::Recovery) {
             self.prr.on_sent();
         }
+        self.burst_left = self.burst_left.saturating_sub(1);
         if self.cx.paced {
             // Each segment of a burst moves the departure time on by its own length: the
             // next burst waits for the whole burst (Linux advances once by skb->len).
-            self.burst_left = self.burst_left.saturating_sub(1);
             schedule_next_departure(&mut self.cx, now, payload);
         }
         self.last_send = Some(now);

@@ -127,8 +127,9 @@ fn limited_transmit_on_the_first_two_dupacks() {
         tx.start(SimTime::ZERO);
         let first: Vec<u32> = std::iter::from_fn(|| tx.poll_transmit(SimTime::ZERO)).map(|t| t.header.seq).collect();
         assert_eq!(first, (0..10).collect::<Vec<_>>());
-        let t = ms(100);
+        // 2 ms apart: a new segment within 1 ms of the last could wait (TSO deferral).
         for (k, expect) in [(2, Some((10, false))), (3, Some((11, false))), (4, Some((0, true)))] {
+            let t = ms(100 + 2 * u64::from(k));
             tx.on_ack(t, &ack_hdr(0, &[(1, k)]));
             let sent = tx.poll_transmit(t).map(|t| (t.header.seq, t.is_retransmit));
             assert_eq!(sent, expect, "sack={sack}, dupack {}", k - 1);
@@ -793,4 +794,39 @@ fn a_write_stopped_early_schedules_its_loss_probe_when_it_ends() {
     assert_eq!(w.tx.rto_deadline(), Some(ms(302)), "the write has not ended");
     w.tx.end_write(ms(100));
     assert_eq!(w.tx.rto_deadline(), Some(ms(300)));
+}
+
+/// Sizes of the groups of new segments that left at one instant, from 100 ms to 300 ms, of an
+/// unpaced Reno flow in congestion avoidance from cwnd 200 on a 100 Mbit/s, 20 ms path: 33
+/// packets over its BDP of 167 keep a standing queue, so an ACK, freeing one segment, comes
+/// every 120 µs (1500 B at 100 Mbit/s) without a gap.
+fn unpaced_bursts(tso_defer: bool) -> Vec<usize> {
+    let (cc, _) = Probe::reno();
+    let cfg = TcpConfig { initial_cwnd: 200, initial_ssthresh: 200, tso_defer, ..ack_every_segment() };
+    let mut w = Wire::new(cfg, cc, None, SimDuration::from_millis(10)).with_bottleneck(Rate::from_mbps(100));
+    w.run_until(ms(300));
+    let mut groups: Vec<(SimTime, usize)> = Vec::new();
+    for s in w.sent.iter().filter(|s| !s.tx.is_retransmit && s.at >= ms(100)) {
+        match groups.last_mut() {
+            Some((at, n)) if *at == s.at => *n += 1,
+            _ => groups.push((s.at, 1)),
+        }
+    }
+    groups.into_iter().map(|(_, n)| n).collect()
+}
+
+#[test]
+fn tso_deferral_turns_an_ack_clocked_flow_into_full_bursts() {
+    // Without deferral each ACK lets one segment go, two when cwnd grows.
+    assert!(unpaced_bursts(false).iter().all(|&n| n <= 2));
+    // With it, a burst waits for the ACKs that let a full one go, but no more than 1 ms after
+    // the last departure. The goal is 10 segments: SRTT ≈ 23.7 ms (it lags the RTT, which
+    // grows with cwnd) and cwnd ≈ 205 give the fq rate 1.2 · 205 · 1448 B / 23.7 ms ≈
+    // 15.0 MB/s, and tcp_tso_autosize ⌊(15.0 MB/s >> 10) / 1448⌋ = 10. The ACKs freeing 10
+    // take 10 · 120 µs; the 9th comes 1.08 ms after the last burst and sends the 9 freed, or
+    // 10 when Reno grew cwnd on one of them (once per window of ≈ 23 bursts).
+    let bursts = unpaced_bursts(true);
+    assert!(bursts.iter().all(|&n| n == 9 || n == 10), "{bursts:?}");
+    let tens = bursts.iter().filter(|&&n| n == 10).count();
+    assert!((1..=bursts.len() / 20).contains(&tens), "{tens} bursts of 10 in {}", bursts.len());
 }

@@ -216,6 +216,8 @@ def _namespace_sysctls(plan_: EmuPlan) -> list[str]:
             else ["net.ipv4.tcp_recovery=0", "net.ipv4.tcp_early_retrans=0"]
         ),
         f"net.ipv4.tcp_limit_output_bytes={settings.TCP_LIMIT_OUTPUT_BYTES}",
+        # TSO deferral's window fraction, the kernel's default, which the simulator follows
+        "net.ipv4.tcp_tso_win_divisor=3",
         # duplicate-SACK reports and F-RTO, under which the kernel undoes spurious reductions
         "net.ipv4.tcp_dsack=1",
         "net.ipv4.tcp_frto=2",

@@ -462,6 +462,10 @@ KERNEL_SETTINGS: dict[str, Handling] = {
         "budgets (bbr_tso_segs_goal): the senders' veth keeps its GSO sizes (plan.py)",
         _exactly(True, "the kernel always builds GSO skbs (Linux 4.17 and later)"),
     ),
+    "tcp.tso_defer": Handling(
+        "the kernel's TSO deferral (tcp_tso_should_defer, net.ipv4.tcp_tso_win_divisor=3)",
+        _exactly(True, "the kernel's TSO deferral cannot be switched off (tcp_tso_should_defer)"),
+    ),
 }
 """Every key of a resolved dumbbell scenario: `flows.*` stands for each flow, `tcp.*` for the
 scenario's `tcp` table and each flow's own (the flow's values are what is checked)."""
