@@ -24,7 +24,7 @@ import pytest
 
 import tcplab
 from tcplab import ScenarioError, _core
-from tcplab.emu import EmulationError, delayline, emulate, leftovers, plan_for, settings
+from tcplab.emu import EmulationError, delayline, emulate, leftovers, plan_for, settings, tcpinfo
 from tcplab.emu import plan as emu_plan
 from tcplab.emu import run as emu_run
 from tcplab.scenario import prepare, validate
@@ -35,8 +35,8 @@ ACCEPTANCE = {"duration": "15s"}  # rtt-lens: 10 Mbps, 40 ms base RTT, 330 packe
 LOAD_ATTEMPTS = 3
 # Validity reasons that are symptoms of a busy machine, not of tcplab: other processes' CPU time,
 # and the delay line's thread being scheduled late (also by work /proc/stat does not show as
-# another process's, such as a hypervisor's steal).
-LOAD_REASONS = ("other processes used", "delay line lateness", "sender start delayed")
+# another process's, such as a hypervisor's steal) or moved to another CPU (reordering).
+LOAD_REASONS = ("other processes used", "delay line lateness", "sender start delayed", "the emulated path reordered")
 
 needs_root = pytest.mark.skipif(
     os.geteuid() != 0 or shutil.which("ip") is None or not Path("/dev/net/tun").exists(),
@@ -378,6 +378,52 @@ def test_the_emulations_frames_have_the_simulators_columns(tiny_result: tcplab.R
     assert result.flows.schema == tiny_result.flows.schema
     assert result.links.schema == tiny_result.links.schema
     assert result.summary["fairness_jain"] == 1.0
+
+
+@pytest.mark.parametrize(
+    ("pacing_gain", "cwnd_gain", "mode"),
+    # every pair of gains the kernel's BBR showed in a 300 s run (bench (d))
+    [
+        (2.88671875, 2.88671875, "STARTUP"),
+        (0.34375, 2.88671875, "DRAIN"),
+        (1.25, 2.0, "PROBE_BW"),
+        (0.75, 2.0, "PROBE_BW"),
+        (1.0, 2.0, "PROBE_BW"),
+        (1.0, 1.0, "PROBE_RTT"),
+    ],
+)
+def test_the_kernels_bbr_mode_follows_from_its_gains(pacing_gain: float, cwnd_gain: float, mode: str) -> None:
+    assert tcpinfo.bbr_mode(pacing_gain, cwnd_gain) == mode
+
+
+def test_bbr_flows_record_the_mode_as_the_simulator_names_it() -> None:
+    """The names the emulation derives (above) are the simulator's: a BBR flow's 2 s go
+    through STARTUP to PROBE_BW."""
+    modes = set(tcplab.run(TINY_SCENARIO.replace('"cubic"', '"bbr"')).flows["cc_state"].unique())
+    assert {"STARTUP", "PROBE_BW"} <= modes <= {"STARTUP", "DRAIN", "PROBE_BW", "PROBE_RTT"}, modes
+
+
+def test_a_run_whose_path_reordered_packets_is_invalid() -> None:
+    """One FIFO bottleneck never reorders: a kernel that saw reordering met the emulation's."""
+    document = validate(prepare(TINY_SCENARIO))
+    fields = {name: 0 for name in tcpinfo.TcpInfo.__dataclass_fields__}
+    sample = {**fields, "t": 1.0, "bbr": None, "snd_cwnd": 10, "min_rtt_us": 22_000, "reord_seen": 3}
+    raw = {
+        "origin": 0.0,
+        "flows": {0: [sample]},
+        "qdisc": [],
+        "qdisc_baseline": {device: (0, 0, 0, 0) for device in emu_run.LINK_NAMES},
+        "delay_line": {"lateness_p99_us": 10},
+        "established": {},
+        "connected_late": {},
+        "interface_drops": {},
+        "other_cpu_cores": 0.0,
+    }
+    reasons = emu_run._result(document, plan_for(document), raw, wall_s=0.0).summary["run"]["validity"]["reasons"]
+    assert "the emulated path reordered packets: flow 0's kernel saw 3 reorderings" in reasons
+    raw["flows"][0][0]["reord_seen"] = 0
+    reasons = emu_run._result(document, plan_for(document), raw, wall_s=0.0).summary["run"]["validity"]["reasons"]
+    assert not any("reordered" in reason for reason in reasons)
 
 
 def _sample(acked: int, retransmits: int, unacked: int) -> dict[str, int]:

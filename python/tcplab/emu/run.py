@@ -10,7 +10,8 @@ leftovers.py.
 
 Validity (summary.json `run.validity`): the measured minimum RTT within 1 ms (plus one packet's
 serialization) of the configured one, the delay line's lateness p99 under 1 ms with no drops,
-no packet dropped by any interface of the run (only the bottleneck qdisc may drop), the
+no packet dropped by any interface of the run (only the bottleneck qdisc may drop) and none
+reordered (each sender's `tcpi_reord_seen` 0), the
 bottleneck's dequeued payload between what the senders got acknowledged and that plus what
 they retransmitted and what was still unacknowledged at the end (5 % either side), under 0.3
 cores of CPU used by other processes, and each connection's negotiated settings (TCP_INFO
@@ -45,7 +46,7 @@ from ..scenario import prepare, validate
 from ..series import frame_schema
 from . import leftovers
 from . import plan as emu_plan
-from .tcpinfo import INFINITE_SSTHRESH, NO_PACING, TcpInfo
+from .tcpinfo import INFINITE_SSTHRESH, NO_PACING, TcpInfo, bbr_mode
 
 MIN_RTT_TOLERANCE_MS = 1.0
 LATENESS_P99_LIMIT_US = 1000
@@ -414,7 +415,7 @@ def _result(document: dict[str, Any], plan: emu_plan.EmuPlan, raw: dict[str, Any
                     "delivery_rate_app_limited": sample["rate_flags"] & 1,
                     "goodput_mbps": (acked - previous_acked) * 8 / interval / 1e6,
                     "retransmits": float(retrans - previous_retrans),
-                    "cc_state": flow.cc.upper() if flow.cc == "bbr" else _state(sample),
+                    "cc_state": _state(sample),
                     **_bbr_columns(sample.get("bbr")),
                 }
             )
@@ -483,6 +484,11 @@ def _bbr_columns(bbr: dict[str, Any] | None) -> dict[str, float]:
 
 
 def _state(sample: dict[str, Any]) -> str:
+    """The sample's congestion state as the simulator names it: BBR's mode, or else the
+    kernel's CA state."""
+    bbr = sample.get("bbr")
+    if bbr is not None:
+        return bbr_mode(bbr["pacing_gain"], bbr["cwnd_gain"])
     return TcpInfo(**{k: v for k, v in sample.items() if k not in ("t", "bbr")}).state
 
 
@@ -562,6 +568,14 @@ def _validity(
     if reason:
         reasons.append(reason)
     reasons += _settings_not_in_effect(plan, _negotiated(raw))
+    for index, samples in raw["flows"].items():
+        # The bottleneck is one FIFO: a sender that saw an original segment arrive after a
+        # later one met reordering the emulated path made (a delay-line write landing on
+        # another CPU's backlog, say), which can undo or trigger a reduction.
+        if samples and samples[-1].get("reord_seen"):
+            reasons.append(
+                f"the emulated path reordered packets: flow {index}'s kernel saw {samples[-1]['reord_seen']} reorderings"
+            )
     for interface, count in raw["interface_drops"].items():
         reasons.append(f"{interface} dropped {count} packets (losses outside the bottleneck)")
     for index, late_s in raw["connected_late"].items():

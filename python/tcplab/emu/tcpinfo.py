@@ -28,6 +28,7 @@ _FIELDS = {
     "data_segs_out": (156, "I"),
     "delivery_rate": (160, "Q"),
     "bytes_sent": (200, "Q"),
+    "reord_seen": (220, "I"),  # reorderings the sender's SACK scoreboard saw (tcp_check_sack_reordering)
 }
 # ssthresh at or above this is "infinite" (TCP_INFINITE_SSTHRESH); pacing_rate ~0 is "none".
 INFINITE_SSTHRESH = 0x7FFFFFFF
@@ -58,6 +59,7 @@ class TcpInfo:
     data_segs_out: int
     delivery_rate: int
     bytes_sent: int
+    reord_seen: int
 
     @property
     def in_flight(self) -> int:
@@ -98,6 +100,20 @@ class BbrInfo:
     min_rtt_us: int
     pacing_gain: float
     cwnd_gain: float
+
+
+def bbr_mode(pacing_gain: float, cwnd_gain: float) -> str:
+    """BBR's mode, which TCP_CC_INFO leaves out, from the gains Linux `bbr_update_gains` sets
+    for it: STARTUP paces and sizes cwnd at the high gain (2.89), DRAIN paces below 1 with
+    the high cwnd gain, PROBE_RTT has both gains 1, PROBE_BW cycles its pacing gain with cwnd
+    gain 2. Named as the simulator names them."""
+    if cwnd_gain == 1.0 and pacing_gain == 1.0:
+        return "PROBE_RTT"
+    if pacing_gain > 2.0:
+        return "STARTUP"
+    if pacing_gain < 0.5 and cwnd_gain > 2.0:
+        return "DRAIN"
+    return "PROBE_BW"
 
 
 def read_bbr(sock: socket.socket) -> BbrInfo | None:
