@@ -1,0 +1,57 @@
+"""The differential suite against ns-3 (benches/ns3_diff.py): its cached ns-3 results cover
+exactly the grid it defines, every case is a valid tcplab scenario, and the tcplab side
+measures what the ns-3 side does."""
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+from tcplab.scenario import prepare, validate
+
+ROOT = Path(__file__).resolve().parent.parent
+_spec = importlib.util.spec_from_file_location("ns3_diff", ROOT / "benches" / "ns3_diff.py")
+ns3_diff = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(ns3_diff)
+
+CACHED = json.loads(ns3_diff.CACHE.read_text(encoding="utf-8"))
+
+
+def test_the_cached_cases_are_cases_of_the_grid_as_defined_now() -> None:
+    """A changed grid without regenerated ns-3 results fails here."""
+    grid = ns3_diff.cases()
+    assert len(grid) == 2 * 2 * 2 * 7 * 2
+    assert CACHED["cases"] and set(CACHED["cases"]) <= set(grid)
+    for name in CACHED["cases"]:
+        case = grid[name]
+        assert CACHED["cases"][name]["case"] == case, name
+        flows = CACHED["cases"][name]["ns3"]["flows"]
+        assert len(flows) == len(case["flows"]), name
+        assert all(flow["goodput_mbps"] > 0 and len(flow["cwnd_bins"]) == case["duration_s"] for flow in flows), name
+    assert CACHED["ns3_version"].startswith("3.44")
+
+
+@pytest.mark.parametrize("name", ["1xvegas-10M-1bdp-bulk", "4xbbr-100M-10bdp-fixed"])
+def test_each_case_is_a_tcplab_scenario_of_the_same_path(name: str) -> None:
+    case = ns3_diff.cases()[name]
+    document = validate(prepare(ns3_diff.scenario(case)))
+    bottleneck = document["topology"]["bottleneck"]
+    assert (bottleneck["rate"], bottleneck["delay"], bottleneck["buffer"]) == (
+        f"{case['rate_mbps']}Mbps",
+        f"{case['rtt_ms'] / 2:g}ms",
+        f"{case['buffer_pkts']}pkt",
+    )
+    assert [flow["cc"]["kind"] for flow in document["flows"]] == [flow["cc"] for flow in case["flows"]]
+    assert ("app" in document["flows"][0]) == name.endswith("fixed")
+
+
+def test_the_tcplab_side_reports_the_metrics_of_the_ns3_side() -> None:
+    case = ns3_diff.cases()["1xnewreno-10M-1bdp-bulk"]
+    ours = ns3_diff.run_tcplab(case)["flows"][0]
+    theirs = CACHED["cases"]["1xnewreno-10M-1bdp-bulk"]["ns3"]["flows"][0]
+    assert set(theirs) - {"writes_dropped"} == set(ours)
+    assert [b["t_s"] for b in ours["cwnd_bins"]] == list(range(case["duration_s"]))
+    assert all(b["p10"] <= b["mean"] <= b["p90"] for b in ours["cwnd_bins"])
+    # One NewReno flow fills 10 Mbit/s on both (payload ceiling 9.65 Mbit/s).
+    assert 9.0 < ours["goodput_mbps"] < 9.7 and 9.0 < theirs["goodput_mbps"] < 9.7
