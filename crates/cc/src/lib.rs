@@ -20,6 +20,7 @@ pub mod htcp;
 pub mod hybla;
 pub mod illinois;
 pub mod ledbat;
+pub mod ns3;
 pub mod rate_sample;
 pub mod reno;
 pub mod scalable;
