@@ -287,14 +287,15 @@ def regenerate(patterns: list[str] | None, overwrite: bool) -> None:
 # --- tcplab side ------------------------------------------------------------------------
 
 
-def scenario(case: dict[str, Any]) -> str:
-    """The case as a tcplab scenario."""
+def scenario(case: dict[str, Any], stack: str = "ns3") -> str:
+    """The case as a tcplab scenario on `stack` ("ns3" or "linux")."""
     rate = case["rate_mbps"]
     lines = [
         'name = "ns3-differential"',
         f'duration = "{case["duration_s"]}s"',
         f'sample_interval = "{round(CWND_SAMPLE_S * 1e3)}ms"',
         "[tcp]",
+        f'stack = "{stack}"',
         f"mss = {MSS}",
         f'snd_buf = "{SOCKET_BUFFER}B"',
         f'rcv_buf = "{SOCKET_BUFFER}B"',
@@ -311,12 +312,12 @@ def scenario(case: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def run_tcplab(case: dict[str, Any]) -> dict[str, Any]:
+def run_tcplab(case: dict[str, Any], stack: str = "ns3") -> dict[str, Any]:
     import polars as pl
 
     import tcplab
 
-    result = tcplab.run(scenario(case), plots=False)
+    result = tcplab.run(scenario(case, stack), plots=False)
     flows = []
     for i, summary in enumerate(result.summary["flows"]):
         series = result.flows.filter(pl.col("flow") == i)

@@ -11,7 +11,7 @@ use crate::error::ScenarioError;
 use crate::link_spec::{queue_limit, LinkSpec};
 use crate::mmwave::{ENB, PGW, REMOTE};
 use crate::mmwave_record::RecordedMmwave;
-use crate::scenario::{dumbbell_node_names, AtoSpec, FlowSpec, PacingSpec, RecoverySpec, RtoSpec, Scenario, Ssthresh, TcpSpec, Topology};
+use crate::scenario::{dumbbell_node_names, AtoSpec, FlowSpec, PacingSpec, RecoverySpec, RtoSpec, Scenario, Ssthresh, StackSpec, TcpSpec, Topology};
 use crate::tsq::Tsq;
 use crate::units::EcnThresholdValue;
 use crate::wifi_record::RecordedWifi;
@@ -23,7 +23,7 @@ use tcplab_net::mmwave::phy::Mcs;
 use tcplab_net::radio::{RadioDirection, UserId};
 use tcplab_net::wifi::bss::WifiBss;
 use tcplab_net::{CeThreshold, Direction, Node, NodeRole, RoutingTable, WiredLink};
-use tcplab_tcp::{DelayedAck, EcnMode, PacingMode, RecoveryMode, RtoMode, TcpConfig, TcpReceiver, TcpSender};
+use tcplab_tcp::{DelayedAck, EcnMode, FlowSender, Ns3Sender, PacingMode, RecoveryMode, RtoMode, Stack, TcpConfig, TcpReceiver, TcpSender};
 
 /// One TCP connection in the world.
 pub struct Flow {
@@ -31,7 +31,7 @@ pub struct Flow {
     pub dst: NodeId,
     pub start: SimTime,
     pub stop: Option<SimTime>,
-    pub sender: TcpSender,
+    pub sender: FlowSender,
     pub receiver: TcpReceiver,
     /// Pending timer event of each sender timer slot (`world::TimerSlot`) and of the receiver.
     pub sender_timers: [Option<SimTime>; 2],
@@ -192,6 +192,10 @@ impl<E> Builder<'_, E> {
 
 pub fn tcp_config(t: &TcpSpec) -> TcpConfig {
     TcpConfig {
+        stack: match t.stack {
+            StackSpec::Linux => Stack::Linux,
+            StackSpec::Ns3 => Stack::Ns3,
+        },
         mss: t.mss,
         initial_cwnd: t.initial_cwnd,
         initial_ssthresh: match t.initial_ssthresh {
@@ -233,9 +237,13 @@ pub fn tcp_config(t: &TcpSpec) -> TcpConfig {
 fn build_flow<E>(b: &Builder<E>, f: &FlowSpec, index: usize, scenario: &Scenario) -> Flow {
     let tcp = f.tcp.as_ref().unwrap_or(&scenario.tcp);
     let mut cfg = tcp_config(tcp);
-    let cc = f.cc.build(SimRng::stream(scenario.seed, &format!("flow/{index}/cc")));
+    let rng = SimRng::stream(scenario.seed, &format!("flow/{index}/cc"));
+    let (cc, ns3_cc) = match tcp.stack {
+        StackSpec::Linux => (Some(f.cc.build(rng)), None),
+        StackSpec::Ns3 => (None, Some(tcplab_cc::ns3::build(&f.cc, rng))),
+    };
     // Linux TCP_CONG_NEEDS_ECN: the algorithm negotiates ECN itself, whatever `tcp.ecn` says.
-    if cc.needs_accurate_ecn() {
+    if cc.as_ref().is_some_and(|cc| cc.needs_accurate_ecn()) {
         cfg.ecn = EcnMode::Accurate;
     }
     let receiver = TcpReceiver::new(&cfg);
@@ -254,7 +262,11 @@ fn build_flow<E>(b: &Builder<E>, f: &FlowSpec, index: usize, scenario: &Scenario
         dst: b.node_id(f.dst.as_deref().expect("resolved")),
         start: SimTime::ZERO + f.start.0,
         stop: f.stop.map(|s| SimTime::ZERO + s.0),
-        sender: TcpSender::new(cfg, cc, initial_bytes),
+        sender: match (cc, ns3_cc) {
+            (Some(cc), _) => FlowSender::Linux(TcpSender::new(cfg, cc, initial_bytes)),
+            (None, Some(cc)) => FlowSender::Ns3(Ns3Sender::new(cfg, cc, initial_bytes)),
+            (None, None) => unreachable!("one stack builds the algorithm"),
+        },
         receiver,
         sender_timers: [None; 2],
         receiver_timer: None,

@@ -6,7 +6,7 @@
 
 use crate::error::ScenarioError;
 use crate::link_spec::{queue_limit, LinkSpec};
-use crate::scenario::{dumbbell_node_names, FlowSpec, Scenario, TcpSpec, Topology};
+use crate::scenario::{dumbbell_node_names, FlowSpec, Scenario, StackSpec, TcpSpec, Topology};
 use crate::units::{BufferValue, DurationValue, EcnThresholdValue, RateValue, SizeValue};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
@@ -90,8 +90,12 @@ pub fn resolve(value: Value) -> Result<Scenario, ScenarioError> {
     let Value::Object(mut top) = value else {
         return Err(ScenarioError::new("", "a scenario must be a table of keys"));
     };
-    let tcp_value = take(&mut top, "tcp").unwrap_or_else(|| Value::Object(Map::new()));
-    let global_tcp: crate::scenario::TcpSpec = parse_at(tcp_value, "tcp")?;
+    let global_tcp_raw = match take(&mut top, "tcp") {
+        Some(Value::Object(map)) => map,
+        Some(other) => return Err(ScenarioError::new("tcp", format!("{other} is not a table of TCP settings"))),
+        None => Map::new(),
+    };
+    let global_tcp = parse_tcp(global_tcp_raw.clone(), "tcp")?;
     let topology_value = take(&mut top, "topology").ok_or_else(|| {
         ScenarioError::new("topology", "missing; a topology table with kind = \"dumbbell\", \"explicit\" or \"mmwave\" is required")
     })?;
@@ -102,9 +106,9 @@ pub fn resolve(value: Value) -> Result<Scenario, ScenarioError> {
     let Value::Array(flow_values) = flows_value else {
         return Err(ScenarioError::new("flows", "must be an array of tables ([[flows]])"));
     };
-    let global_tcp_json = serde_json::to_value(&global_tcp).expect("TcpSpec serializes");
     let flows =
-        flow_values.into_iter().enumerate().map(|(i, v)| parse_flow(v, i, &global_tcp_json)).collect::<Result<Vec<FlowSpec>, _>>()?;
+        flow_values.into_iter().enumerate().map(|(i, v)| parse_flow(v, i, &global_tcp_raw)).collect::<Result<Vec<FlowSpec>, _>>()?;
+    let global_tcp_json = serde_json::to_value(&global_tcp).expect("TcpSpec serializes");
 
     // What is left are the scalar top-level keys (and unknown ones, which serde reports).
     top.insert("tcp".into(), global_tcp_json);
@@ -136,25 +140,71 @@ fn parse_topology(value: Value) -> Result<Topology, ScenarioError> {
     }
 }
 
-fn parse_flow(value: Value, index: usize, global_tcp: &Value) -> Result<FlowSpec, ScenarioError> {
+fn parse_flow(value: Value, index: usize, global_tcp: &Map<String, Value>) -> Result<FlowSpec, ScenarioError> {
     let prefix = format!("flows.{index}");
     let Value::Object(mut map) = value else {
         return Err(ScenarioError::new(prefix, "must be a table"));
     };
-    let mut tcp = global_tcp.as_object().cloned().unwrap_or_default();
+    let mut tcp = global_tcp.clone();
     match take(&mut map, "tcp") {
         Some(Value::Object(over)) => tcp.extend(over),
         Some(other) => return Err(ScenarioError::new(format!("{prefix}.tcp"), format!("{other} is not a table of TCP settings"))),
         None => {}
     }
-    map.insert("tcp".into(), Value::Object(tcp));
-    // The algorithm is parsed on its own so that an error names the parameter at fault.
+    let tcp = parse_tcp(tcp, &format!("{prefix}.tcp"))?;
+    // The algorithm is parsed on its own so that an error names the parameter at fault; on the
+    // ns3 stack with ns-3's defaults for the parameters left out.
     if let Some(cc) = take(&mut map, "cc") {
         let path = format!("{prefix}.cc");
-        let cc = CcConfig::parse(cc).map_err(|(key, message)| ScenarioError::new(join(&path, &key), message))?;
+        let cc = match tcp.stack {
+            StackSpec::Linux => CcConfig::parse(cc),
+            StackSpec::Ns3 => tcplab_cc::ns3::parse(cc),
+        }
+        .map_err(|(key, message)| ScenarioError::new(join(&path, &key), message))?;
         map.insert("cc".into(), serde_json::to_value(&cc).expect("CcConfig serializes"));
     }
+    map.insert("tcp".into(), serde_json::to_value(&tcp).expect("TcpSpec serializes"));
     parse_at(Value::Object(map), &prefix)
+}
+
+/// A `tcp` table (the scenario's, or a flow's over it) with its stack's defaults for the keys
+/// it leaves out; on the ns3 stack a Linux-only mechanism switched on is refused.
+fn parse_tcp(table: Map<String, Value>, path: &str) -> Result<TcpSpec, ScenarioError> {
+    let ns3 = table.get("stack").and_then(Value::as_str) == Some("ns3");
+    if !ns3 {
+        return parse_at(Value::Object(table), path);
+    }
+    let Value::Object(mut full) = serde_json::to_value(TcpSpec::ns3()).expect("TcpSpec serializes") else {
+        unreachable!("TcpSpec serializes as a table")
+    };
+    full.extend(table);
+    let spec: TcpSpec = parse_at(Value::Object(full), path)?;
+    check_ns3_tcp(&spec, path)?;
+    Ok(spec)
+}
+
+/// Refuses, on the ns3 stack, the keys whose mechanism ns-3's TcpSocketBase lacks.
+fn check_ns3_tcp(t: &TcpSpec, path: &str) -> Result<(), ScenarioError> {
+    let ns3 = TcpSpec::ns3();
+    let linux_only: [(&str, bool, &str); 9] = [
+        ("gso", t.gso != ns3.gso, "ns-3 sends one segment at a time"),
+        ("tso_defer", t.tso_defer != ns3.tso_defer, "ns-3 has no TSO deferral"),
+        ("tsq", t.tsq != ns3.tsq, "ns-3 has no TCP Small Queues"),
+        ("recovery", t.recovery != ns3.recovery, "ns-3 3.44 detects loss by RFC 6675 DupThresh only (no RACK-TLP)"),
+        ("rto", t.rto != ns3.rto, "ns-3's estimator is RFC 6298's (RttMeanDeviation)"),
+        ("undo", t.undo != ns3.undo, "ns-3 has no undo, D-SACK or F-RTO"),
+        ("ato", t.ato != ns3.ato, "ns-3's delayed-ACK timer is fixed (DelAckTimeout)"),
+        ("quickack", t.quickack != ns3.quickack, "ns-3 has no quickack mode"),
+        ("slow_start_after_idle", t.slow_start_after_idle != ns3.slow_start_after_idle, "ns-3 does not restart cwnd after idle"),
+    ];
+    if let Some((key, _, why)) = linux_only.iter().find(|(_, set, _)| *set) {
+        let value = serde_json::to_value(t).expect("TcpSpec serializes")[*key].clone();
+        return Err(ScenarioError::new(format!("{path}.{key}"), format!("{value} needs tcp.stack = \"linux\": {why}")));
+    }
+    if t.ecn {
+        return Err(ScenarioError::new(format!("{path}.ecn"), "true is not modelled on the ns3 stack yet; allowed: false, or tcp.stack = \"linux\""));
+    }
+    Ok(())
 }
 
 /// Semantic checks serde cannot express; fills dumbbell defaults (pairs, src/dst).

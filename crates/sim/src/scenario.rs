@@ -139,6 +139,18 @@ pub enum RecoverySpec {
     Rfc6675,
 }
 
+/// Whose TCP a flow runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum StackSpec {
+    /// Linux's TCP (tcp_input.c, tcp_output.c, the kernel's congestion-control modules).
+    #[default]
+    Linux,
+    /// ns-3 3.44's TcpSocketBase and ns-3's variant of each algorithm (docs/ns3-stack.md); the
+    /// other `tcp` keys then default to ns-3's attribute defaults.
+    Ns3,
+}
+
 /// Delayed-ACK timer of the receiver.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -155,6 +167,8 @@ pub enum AtoSpec {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct TcpSpec {
+    /// Whose TCP: "linux" or "ns3" (ns-3's semantics, with ns-3's defaults for the keys left out).
+    pub stack: StackSpec,
     /// Payload bytes per segment; may exceed the path MTU (IP fragmentation).
     pub mss: u32,
     /// Initial congestion window, packets.
@@ -212,6 +226,7 @@ pub struct TcpSpec {
 impl Default for TcpSpec {
     fn default() -> Self {
         TcpSpec {
+            stack: StackSpec::Linux,
             mss: 1448,
             initial_cwnd: 10,
             initial_ssthresh: Ssthresh::Infinite(InfiniteMarker::Inf),
@@ -234,6 +249,39 @@ impl Default for TcpSpec {
             tso_defer: true,
             tsq: true,
             ato: AtoSpec::Linux,
+        }
+    }
+}
+
+impl TcpSpec {
+    /// ns-3 3.44's attribute defaults (TcpSocket, TcpSocketBase, TcpSocketState, RttEstimator,
+    /// TcpPrrRecovery) in this table's terms; keys without an ns-3 counterpart take the value
+    /// that turns the Linux mechanism off.
+    pub fn ns3() -> Self {
+        TcpSpec {
+            stack: StackSpec::Ns3,
+            mss: 536,
+            initial_cwnd: 10,
+            initial_ssthresh: Ssthresh::Infinite(InfiniteMarker::Inf),
+            min_rto: DurationValue(SimDuration::from_secs(1)),
+            max_rto: DurationValue(SimDuration::from_secs(60)),
+            initial_rto: DurationValue(SimDuration::from_secs(1)),
+            rto: RtoSpec::Rfc6298,
+            sack: true,
+            snd_buf: SizeValue(131_072),
+            rcv_buf: SizeValue(131_072),
+            pacing: PacingSpec::Off,
+            recovery: RecoverySpec::Rfc6675,
+            undo: false,
+            ecn: false,
+            ack_every: 2,
+            delack_timeout: DurationValue(SimDuration::from_millis(200)),
+            quickack: 0,
+            slow_start_after_idle: false,
+            gso: false,
+            tso_defer: false,
+            tsq: false,
+            ato: AtoSpec::Fixed,
         }
     }
 }

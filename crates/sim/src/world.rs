@@ -346,10 +346,9 @@ impl World {
     fn pump(&mut self, f: FlowId, now: SimTime) {
         loop {
             let flow = &mut self.net.flows[f as usize];
-            if let Some(tsq) = flow.tsq.as_mut() {
-                let cx = flow.sender.cc_view();
+            if let (Some(tsq), Some(sender)) = (flow.tsq.as_mut(), flow.sender.linux()) {
+                let cx = sender.cc_view();
                 let limit = Tsq::limit(cx.pacing_rate, cx.paced, cx.mss);
-                let sender = &flow.sender;
                 if tsq.holds_back(limit, sender.packets_out(), || sender.retransmission_next()) {
                     break;
                 }

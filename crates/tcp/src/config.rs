@@ -86,9 +86,21 @@ impl Default for DelayedAck {
     }
 }
 
+/// Whose TCP semantics a connection follows (scenario `tcp.stack`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Stack {
+    /// Linux's: [`crate::TcpSender`].
+    #[default]
+    Linux,
+    /// ns-3 3.44's TcpSocketBase: [`crate::Ns3Sender`]; its receiver advertises the whole
+    /// buffer whatever it holds out of order (`TcpRxBuffer::MaxRxSequence`).
+    Ns3,
+}
+
 /// Settings of one TCP connection (both ends read the same struct).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TcpConfig {
+    pub stack: Stack,
     /// Payload bytes per segment.
     pub mss: u32,
     /// Initial congestion window, packets (RFC 6928).
@@ -126,6 +138,7 @@ pub struct TcpConfig {
 impl Default for TcpConfig {
     fn default() -> Self {
         TcpConfig {
+            stack: Stack::Linux,
             mss: 1448,
             initial_cwnd: 10,
             initial_ssthresh: INFINITE_SSTHRESH,

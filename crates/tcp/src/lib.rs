@@ -7,6 +7,8 @@
 //! Where ns-3 differs, each module's header says so.
 
 mod config;
+mod flow_sender;
+pub mod ns3;
 mod pacing;
 mod prr;
 mod rack;
@@ -19,6 +21,8 @@ mod sender;
 mod testkit;
 mod tso_defer;
 
-pub use config::{DelayedAck, EcnMode, PacingMode, RecoveryMode, RtoMode, TcpConfig, DELACK_MAX};
+pub use config::{DelayedAck, EcnMode, PacingMode, RecoveryMode, RtoMode, Stack, TcpConfig, DELACK_MAX};
+pub use flow_sender::FlowSender;
+pub use ns3::Ns3Sender;
 pub use receiver::{Acks, TcpReceiver};
 pub use sender::{AckOutcome, SenderStats, TcpSender, Transmit};

@@ -38,7 +38,7 @@
 //! ns-3's TcpSocketBase has no quickack (DelAckCount 2, 200 ms timer) and advertises the
 //! free buffer space including in-order unread data.
 
-use crate::config::{DelayedAck, EcnMode, TcpConfig, DELACK_MAX};
+use crate::config::{DelayedAck, EcnMode, Stack, TcpConfig, DELACK_MAX};
 use crate::rtt::RttEstimator;
 use tcplab_core::{AckHeader, DataHeader, Ecn, SackBlock, SimDuration, SimTime, MAX_SACK_BLOCKS};
 
@@ -96,6 +96,7 @@ impl IntoIterator for Acks {
 
 #[derive(Clone, Debug)]
 pub struct TcpReceiver {
+    stack: Stack,
     policy: DelayedAck,
     rcv_buf_bytes: u64,
     ecn: EcnMode,
@@ -139,6 +140,7 @@ pub struct TcpReceiver {
 impl TcpReceiver {
     pub fn new(cfg: &TcpConfig) -> Self {
         TcpReceiver {
+            stack: cfg.stack,
             policy: cfg.delayed_ack,
             rcv_buf_bytes: cfg.rcv_buf_bytes,
             ecn: cfg.ecn,
@@ -353,7 +355,10 @@ impl TcpReceiver {
             sack_len: self.sacks_len as u8,
             tsecr: self.ts_recent,
             ece,
-            rwnd_bytes: self.rcv_buf_bytes.saturating_sub(self.ooo_bytes),
+            rwnd_bytes: match self.stack {
+                Stack::Linux => self.rcv_buf_bytes.saturating_sub(self.ooo_bytes),
+                Stack::Ns3 => self.rcv_buf_bytes,
+            },
             delayed,
         }
     }
