@@ -122,10 +122,10 @@ mod tests {
     #[test]
     fn the_sample_persists_across_an_ack_that_delivers_nothing() {
         let mut r = Ns3Rate::default();
-        let tx0 = r.on_sent(ms(0), true);
-        r.on_delivered(ms(40), 1000, ms(0), &tx0);
+        let tx0 = r.on_sent(ms(1), true);
+        r.on_delivered(ms(41), 1000, ms(1), &tx0);
         r.generate_sample(1000, 0, 1000, SimDuration::ZERO);
-        // A duplicate ACK at 50 ms: the same prior, so the same 1000 B over 40 ms.
+        // A duplicate ACK at 51 ms: the same prior, so the same 1000 B over 40 ms.
         let rs = r.generate_sample(0, 0, 0, SimDuration::ZERO);
         assert_eq!((rs.delivered, rs.interval), (1000, SimDuration::from_millis(40)));
     }
