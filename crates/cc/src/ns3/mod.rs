@@ -11,6 +11,8 @@
 //! state change, `CwndEvent` for TX_START, COMPLETE_CWR and LOSS, and `CongControl` with
 //! ns-3's rate sample (`TcpRateLinux`) for algorithms that have it (BBR).
 
+pub mod cubic;
+pub mod hybla;
 pub mod newreno;
 
 use crate::CcConfig;
@@ -240,7 +242,7 @@ pub trait Ns3CongestionOps: Send + std::fmt::Debug {
 }
 
 /// The algorithms with an ns-3 variant, as scenario names.
-pub const ALGORITHMS: &[&str] = &["newreno"];
+pub const ALGORITHMS: &[&str] = &["newreno", "cubic", "hybla"];
 
 /// The parameters of `kind` under ns-3's defaults (ns-3's attribute defaults where they differ
 /// from Linux's), or None when `kind` has no ns-3 variant.
@@ -248,6 +250,10 @@ pub fn default_config(kind: &str) -> Option<CcConfig> {
     let linux = CcConfig::parse(Value::String(kind.to_string())).ok()?;
     Some(match linux {
         c @ CcConfig::NewReno(_) => c,
+        // TcpCubic: Beta 0.7 (Linux 717/1024); C, HyStart and its window and ACK delta agree.
+        CcConfig::Cubic(c) => CcConfig::Cubic(crate::cubic::CubicConfig { beta: 0.7, ..c }),
+        // TcpHybla: RRTT 50 ms (Linux rtt0 25 ms).
+        CcConfig::Hybla(_) => CcConfig::Hybla(crate::hybla::HyblaConfig { rtt0_ms: 50 }),
         _ => return None,
     })
 }
@@ -274,6 +280,11 @@ pub fn parse(value: Value) -> Result<CcConfig, (String, String)> {
 fn check(config: &CcConfig) -> Result<(), (String, String)> {
     match config {
         CcConfig::NewReno(_) => Ok(()),
+        // Every CubicConfig field maps to a TcpCubic attribute except HyStart++.
+        CcConfig::Cubic(c) if c.hystart == crate::cubic::Hystart::PlusPlus => {
+            Err(linux_only("hystart", "\"hystart++\"", "ns-3 3.44 TcpCubic has only classic HyStart (true or false)"))
+        }
+        CcConfig::Cubic(_) | CcConfig::Hybla(_) => Ok(()),
         other => Err((String::new(), no_variant(other.name()))),
     }
 }
@@ -282,6 +293,8 @@ fn check(config: &CcConfig) -> Result<(), (String, String)> {
 pub fn build(config: &CcConfig, _rng: SimRng) -> Box<dyn Ns3CongestionOps> {
     match config {
         CcConfig::NewReno(_) => Box::new(newreno::NewReno),
+        CcConfig::Cubic(c) => Box::new(cubic::Cubic::new(c)),
+        CcConfig::Hybla(c) => Box::new(hybla::Hybla::new(c)),
         other => unreachable!("{} has no ns-3 variant; parse() refuses it", other.name()),
     }
 }
