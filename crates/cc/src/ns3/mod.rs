@@ -12,6 +12,9 @@
 //! ns-3's rate sample (`TcpRateLinux`) for algorithms that have it (BBR).
 
 pub mod newreno;
+pub mod vegas;
+pub mod westwood;
+pub mod yeah;
 
 use crate::CcConfig;
 use serde_json::Value;
@@ -240,14 +243,16 @@ pub trait Ns3CongestionOps: Send + std::fmt::Debug {
 }
 
 /// The algorithms with an ns-3 variant, as scenario names.
-pub const ALGORITHMS: &[&str] = &["newreno"];
+pub const ALGORITHMS: &[&str] = &["newreno", "vegas", "yeah", "westwood"];
 
 /// The parameters of `kind` under ns-3's defaults (ns-3's attribute defaults where they differ
 /// from Linux's), or None when `kind` has no ns-3 variant.
 pub fn default_config(kind: &str) -> Option<CcConfig> {
     let linux = CcConfig::parse(Value::String(kind.to_string())).ok()?;
     Some(match linux {
-        c @ CcConfig::NewReno(_) => c,
+        // ns-3's Vegas attributes default to Linux's 2, 4, 1; YeAH and Westwood+ take no
+        // parameters here (ns-3's attribute defaults are built in).
+        c @ (CcConfig::NewReno(_) | CcConfig::Vegas(_) | CcConfig::Yeah(_) | CcConfig::Westwood(_)) => c,
         _ => return None,
     })
 }
@@ -273,7 +278,7 @@ pub fn parse(value: Value) -> Result<CcConfig, (String, String)> {
 /// Refuses parameters the ns-3 variant does not model (a Linux-only mechanism switched on).
 fn check(config: &CcConfig) -> Result<(), (String, String)> {
     match config {
-        CcConfig::NewReno(_) => Ok(()),
+        CcConfig::NewReno(_) | CcConfig::Vegas(_) | CcConfig::Yeah(_) | CcConfig::Westwood(_) => Ok(()),
         other => Err((String::new(), no_variant(other.name()))),
     }
 }
@@ -282,6 +287,9 @@ fn check(config: &CcConfig) -> Result<(), (String, String)> {
 pub fn build(config: &CcConfig, _rng: SimRng) -> Box<dyn Ns3CongestionOps> {
     match config {
         CcConfig::NewReno(_) => Box::new(newreno::NewReno),
+        CcConfig::Vegas(c) => Box::new(vegas::Vegas::new(c)),
+        CcConfig::Yeah(_) => Box::new(yeah::Yeah::new()),
+        CcConfig::Westwood(_) => Box::new(westwood::WestwoodPlus::new()),
         other => unreachable!("{} has no ns-3 variant; parse() refuses it", other.name()),
     }
 }
