@@ -14,6 +14,9 @@
 pub mod cubic;
 pub mod hybla;
 pub mod newreno;
+pub mod vegas;
+pub mod westwood;
+pub mod yeah;
 
 use crate::CcConfig;
 use serde_json::Value;
@@ -242,18 +245,20 @@ pub trait Ns3CongestionOps: Send + std::fmt::Debug {
 }
 
 /// The algorithms with an ns-3 variant, as scenario names.
-pub const ALGORITHMS: &[&str] = &["newreno", "cubic", "hybla"];
+pub const ALGORITHMS: &[&str] = &["newreno", "cubic", "hybla", "vegas", "yeah", "westwood"];
 
 /// The parameters of `kind` under ns-3's defaults (ns-3's attribute defaults where they differ
 /// from Linux's), or None when `kind` has no ns-3 variant.
 pub fn default_config(kind: &str) -> Option<CcConfig> {
     let linux = CcConfig::parse(Value::String(kind.to_string())).ok()?;
     Some(match linux {
-        c @ CcConfig::NewReno(_) => c,
         // TcpCubic: Beta 0.7 (Linux 717/1024); C, HyStart and its window and ACK delta agree.
         CcConfig::Cubic(c) => CcConfig::Cubic(crate::cubic::CubicConfig { beta: 0.7, ..c }),
         // TcpHybla: RRTT 50 ms (Linux rtt0 25 ms).
         CcConfig::Hybla(_) => CcConfig::Hybla(crate::hybla::HyblaConfig { rtt0_ms: 50 }),
+        // ns-3's Vegas attributes default to Linux's 2, 4, 1; YeAH and Westwood+ take no
+        // parameters here (ns-3's attribute defaults are built in).
+        c @ (CcConfig::NewReno(_) | CcConfig::Vegas(_) | CcConfig::Yeah(_) | CcConfig::Westwood(_)) => c,
         _ => return None,
     })
 }
@@ -279,12 +284,12 @@ pub fn parse(value: Value) -> Result<CcConfig, (String, String)> {
 /// Refuses parameters the ns-3 variant does not model (a Linux-only mechanism switched on).
 fn check(config: &CcConfig) -> Result<(), (String, String)> {
     match config {
-        CcConfig::NewReno(_) => Ok(()),
         // Every CubicConfig field maps to a TcpCubic attribute except HyStart++.
         CcConfig::Cubic(c) if c.hystart == crate::cubic::Hystart::PlusPlus => {
             Err(linux_only("hystart", "\"hystart++\"", "ns-3 3.44 TcpCubic has only classic HyStart (true or false)"))
         }
         CcConfig::Cubic(_) | CcConfig::Hybla(_) => Ok(()),
+        CcConfig::NewReno(_) | CcConfig::Vegas(_) | CcConfig::Yeah(_) | CcConfig::Westwood(_) => Ok(()),
         other => Err((String::new(), no_variant(other.name()))),
     }
 }
@@ -295,6 +300,9 @@ pub fn build(config: &CcConfig, _rng: SimRng) -> Box<dyn Ns3CongestionOps> {
         CcConfig::NewReno(_) => Box::new(newreno::NewReno),
         CcConfig::Cubic(c) => Box::new(cubic::Cubic::new(c)),
         CcConfig::Hybla(c) => Box::new(hybla::Hybla::new(c)),
+        CcConfig::Vegas(c) => Box::new(vegas::Vegas::new(c)),
+        CcConfig::Yeah(_) => Box::new(yeah::Yeah::new()),
+        CcConfig::Westwood(_) => Box::new(westwood::WestwoodPlus::new()),
         other => unreachable!("{} has no ns-3 variant; parse() refuses it", other.name()),
     }
 }
