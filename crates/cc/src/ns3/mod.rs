@@ -11,6 +11,7 @@
 //! state change, `CwndEvent` for TX_START, COMPLETE_CWR and LOSS, and `CongControl` with
 //! ns-3's rate sample (`TcpRateLinux`) for algorithms that have it (BBR).
 
+pub mod bbr;
 pub mod newreno;
 
 use crate::CcConfig;
@@ -240,7 +241,7 @@ pub trait Ns3CongestionOps: Send + std::fmt::Debug {
 }
 
 /// The algorithms with an ns-3 variant, as scenario names.
-pub const ALGORITHMS: &[&str] = &["newreno"];
+pub const ALGORITHMS: &[&str] = &["newreno", "bbr"];
 
 /// The parameters of `kind` under ns-3's defaults (ns-3's attribute defaults where they differ
 /// from Linux's), or None when `kind` has no ns-3 variant.
@@ -248,6 +249,7 @@ pub fn default_config(kind: &str) -> Option<CcConfig> {
     let linux = CcConfig::parse(Value::String(kind.to_string())).ok()?;
     Some(match linux {
         c @ CcConfig::NewReno(_) => c,
+        CcConfig::Bbr(_) => CcConfig::Bbr(bbr::ns3_defaults()),
         _ => return None,
     })
 }
@@ -274,14 +276,16 @@ pub fn parse(value: Value) -> Result<CcConfig, (String, String)> {
 fn check(config: &CcConfig) -> Result<(), (String, String)> {
     match config {
         CcConfig::NewReno(_) => Ok(()),
+        CcConfig::Bbr(c) => bbr::check(c),
         other => Err((String::new(), no_variant(other.name()))),
     }
 }
 
 /// A fresh ns-3 variant of `config`, which [`parse`] accepted for the ns3 stack.
-pub fn build(config: &CcConfig, _rng: SimRng) -> Box<dyn Ns3CongestionOps> {
+pub fn build(config: &CcConfig, rng: SimRng) -> Box<dyn Ns3CongestionOps> {
     match config {
         CcConfig::NewReno(_) => Box::new(newreno::NewReno),
+        CcConfig::Bbr(c) => Box::new(bbr::Ns3Bbr::new(c, rng, bbr::Ns3Version::V3_44)),
         other => unreachable!("{} has no ns-3 variant; parse() refuses it", other.name()),
     }
 }
