@@ -11,6 +11,7 @@
 //! state change, `CwndEvent` for TX_START, COMPLETE_CWR and LOSS, and `CongControl` with
 //! ns-3's rate sample (`TcpRateLinux`) for algorithms that have it (BBR).
 
+pub mod bbr;
 pub mod cubic;
 pub mod hybla;
 pub mod newreno;
@@ -245,7 +246,7 @@ pub trait Ns3CongestionOps: Send + std::fmt::Debug {
 }
 
 /// The algorithms with an ns-3 variant, as scenario names.
-pub const ALGORITHMS: &[&str] = &["newreno", "cubic", "hybla", "vegas", "yeah", "westwood"];
+pub const ALGORITHMS: &[&str] = &["newreno", "cubic", "bbr", "vegas", "yeah", "hybla", "westwood"];
 
 /// The parameters of `kind` under ns-3's defaults (ns-3's attribute defaults where they differ
 /// from Linux's), or None when `kind` has no ns-3 variant.
@@ -259,6 +260,7 @@ pub fn default_config(kind: &str) -> Option<CcConfig> {
         // ns-3's Vegas attributes default to Linux's 2, 4, 1; YeAH and Westwood+ take no
         // parameters here (ns-3's attribute defaults are built in).
         c @ (CcConfig::NewReno(_) | CcConfig::Vegas(_) | CcConfig::Yeah(_) | CcConfig::Westwood(_)) => c,
+        CcConfig::Bbr(_) => CcConfig::Bbr(bbr::ns3_defaults()),
         _ => return None,
     })
 }
@@ -290,12 +292,13 @@ fn check(config: &CcConfig) -> Result<(), (String, String)> {
         }
         CcConfig::Cubic(_) | CcConfig::Hybla(_) => Ok(()),
         CcConfig::NewReno(_) | CcConfig::Vegas(_) | CcConfig::Yeah(_) | CcConfig::Westwood(_) => Ok(()),
+        CcConfig::Bbr(c) => bbr::check(c),
         other => Err((String::new(), no_variant(other.name()))),
     }
 }
 
 /// A fresh ns-3 variant of `config`, which [`parse`] accepted for the ns3 stack.
-pub fn build(config: &CcConfig, _rng: SimRng) -> Box<dyn Ns3CongestionOps> {
+pub fn build(config: &CcConfig, rng: SimRng) -> Box<dyn Ns3CongestionOps> {
     match config {
         CcConfig::NewReno(_) => Box::new(newreno::NewReno),
         CcConfig::Cubic(c) => Box::new(cubic::Cubic::new(c)),
@@ -303,6 +306,7 @@ pub fn build(config: &CcConfig, _rng: SimRng) -> Box<dyn Ns3CongestionOps> {
         CcConfig::Vegas(c) => Box::new(vegas::Vegas::new(c)),
         CcConfig::Yeah(_) => Box::new(yeah::Yeah::new()),
         CcConfig::Westwood(_) => Box::new(westwood::WestwoodPlus::new()),
+        CcConfig::Bbr(c) => Box::new(bbr::Ns3Bbr::new(c, rng, bbr::Ns3Version::V3_44)),
         other => unreachable!("{} has no ns-3 variant; parse() refuses it", other.name()),
     }
 }
