@@ -43,6 +43,14 @@ pub struct DataHeader {
     pub cwr: bool,
 }
 
+impl DataHeader {
+    /// A segment without payload is the SYN of the ns3 stack's handshake (the Linux stack
+    /// simulates no handshake and never sends one).
+    pub fn is_syn(&self) -> bool {
+        self.payload == 0
+    }
+}
+
 /// TCP header fields of a pure ACK.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AckHeader {

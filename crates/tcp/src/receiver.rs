@@ -170,6 +170,12 @@ impl TcpReceiver {
     /// A data segment arrived; returns the ACKs to send now.
     pub fn on_data(&mut self, now: SimTime, hdr: &DataHeader, ecn: Ecn) -> Acks {
         let mut acks = Acks::default();
+        if hdr.is_syn() {
+            // the ns3 stack's handshake: the SYN-ACK echoes the SYN's timestamp at once
+            self.ts_recent = hdr.tsval;
+            acks.push(self.build_ack(false));
+            return acks;
+        }
         let mut immediate = false;
         if self.ecn.enabled() && hdr.cwr {
             self.demand_cwr = false;

@@ -43,6 +43,8 @@ const MAX_RTO: SimDuration = SimDuration::from_secs(60);
 /// ns-3 `TcpSocketState::PacingSsRatio` / `PacingCaRatio` defaults, percent.
 const PACING_SS_RATIO: u64 = 200;
 const PACING_CA_RATIO: u64 = 120;
+/// ns-3 `TcpSocket::ConnTimeout` default: the SYN is sent again after this long.
+const CONN_TIMEOUT: SimDuration = SimDuration::from_secs(3);
 /// ns-3 BulkSendApplication's `SendSize` default: the bulk application refills the send buffer
 /// in writes of this many bytes whenever an ACK frees room.
 const BULK_SEND_SIZE: u64 = 512;
@@ -87,6 +89,9 @@ pub struct Ns3Sender {
     app_bytes: u64,
     new_bytes_sent: u64,
     started: bool,
+    /// The handshake: a SYN is due, and whether the SYN-ACK came.
+    syn_due: bool,
+    established: bool,
     retransmits: u64,
     rto_count: u64,
     bytes_sent: u64,
@@ -121,6 +126,8 @@ impl Ns3Sender {
             app_bytes: bytes.unwrap_or(u64::MAX),
             new_bytes_sent: 0,
             started: false,
+            syn_due: false,
+            established: false,
             retransmits: 0,
             rto_count: 0,
             bytes_sent: 0,
@@ -130,12 +137,28 @@ impl Ns3Sender {
         }
     }
 
-    /// The connection is established: `Init` (BBR turns pacing on there).
+    /// The application connects: `Init`, then the SYN (`poll_transmit` sends it). ns-3 runs a
+    /// three-way handshake; its SYN-ACK gives the first RTT sample (the SYN is in the RTT
+    /// history) before `CongestionStateSet(CA_OPEN)`, where BBR sets its first pacing rate.
     pub fn start(&mut self, now: SimTime) {
         self.started = true;
         self.tcb.now = now;
         self.cc.init(&mut self.tcb);
+        self.syn_due = true;
+    }
+
+    /// `ProcessSynSent` on the SYN-ACK: RTT sample, initial window, CA_OPEN, then the
+    /// application's first writes.
+    fn established(&mut self, now: SimTime, ack: &AckHeader) -> Option<SimDuration> {
+        let rtt = self.measure_rtt(now, ack);
+        self.rwnd = ack.rwnd_bytes;
+        self.rto_deadline = None;
+        self.tcb.cwnd = self.tcb.initial_cwnd * self.cfg.mss;
+        self.tcb.ssthresh = self.tcb.initial_ssthresh;
+        self.set_state(CongState::Open);
+        self.established = true;
         self.app_write();
+        Some(rtt)
     }
 
     pub fn stop_app(&mut self) {
@@ -210,6 +233,10 @@ impl Ns3Sender {
             return out;
         }
         self.tcb.now = now;
+        if !self.established {
+            out.rtt_sample = self.established(now, ack);
+            return out;
+        }
         out.rtt_sample = self.estimate_rtt(now, ack);
         let head = self.sb.snd_una();
         if ack.ack > head || (ack.ack == head && ack.rwnd_bytes > self.rwnd) {
@@ -273,14 +300,19 @@ impl Ns3Sender {
         if !covered {
             return None;
         }
-        // `TcpOptionTS::ElapsedTimeFromTsValue`; zero becomes 1 µs
+        Some(self.measure_rtt(now, ack))
+    }
+
+    /// One RTT measurement from the timestamp echo (`TcpOptionTS::ElapsedTimeFromTsValue`,
+    /// zero becoming 1 µs): `m_lastRtt`, the estimator, RTO, SRTT and the minimum of SRTT.
+    fn measure_rtt(&mut self, now: SimTime, ack: &AckHeader) -> SimDuration {
         let rtt = now.saturating_since(ack.tsecr).max(SimDuration::from_micros(1));
         self.tcb.last_rtt = rtt;
         self.rtt.measurement(rtt);
         self.rto = self.rtt.rto(self.cfg.min_rto).expect("just measured");
         self.tcb.srtt = self.rtt.srtt();
         self.tcb.min_rtt = self.tcb.min_rtt.min(self.tcb.srtt);
-        Some(rtt)
+        rtt
     }
 
     /// `TcpSocketBase::ProcessAck`.
@@ -498,7 +530,12 @@ impl Ns3Sender {
         if let Some(tx) = self.forced.pop_front() {
             return Some(tx);
         }
-        if !self.started {
+        if std::mem::take(&mut self.syn_due) {
+            self.rto_deadline = Some(now + CONN_TIMEOUT);
+            let header = DataHeader { seq: 0, payload: 0, tsval: ts_value(now), cwr: false };
+            return Some(Transmit { header, ecn: Ecn::NotEct, is_retransmit: false });
+        }
+        if !self.established {
             return None;
         }
         self.tcb.now = now;
@@ -554,9 +591,7 @@ impl Ns3Sender {
         self.tcb.high_tx_mark = self.tcb.high_tx_mark.max(self.tcb.next_tx_sequence);
         self.segments_sent += 1;
         self.bytes_sent += u64::from(payload);
-        // ns-3 timestamps are whole milliseconds (`TcpOptionTS::NowToTsValue`)
-        let tsval = SimTime::ZERO + SimDuration::from_millis(now.as_nanos() / 1_000_000);
-        Transmit { header: DataHeader { seq, payload, tsval, cwr: false }, ecn: Ecn::NotEct, is_retransmit: retransmit }
+        Transmit { header: DataHeader { seq, payload, tsval: ts_value(now), cwr: false }, ecn: Ecn::NotEct, is_retransmit: retransmit }
     }
 
     /// The retransmission timer's deadline, if armed.
@@ -577,6 +612,10 @@ impl Ns3Sender {
             return;
         }
         self.rto_deadline = None;
+        if !self.established {
+            self.syn_due = true; // the SYN again
+            return;
+        }
         if self.sb.packets_out() == 0 {
             return;
         }
@@ -636,6 +675,11 @@ impl Ns3Sender {
     pub fn tcb(&self) -> &Tcb {
         &self.tcb
     }
+}
+
+/// ns-3's timestamp value: whole milliseconds (`TcpOptionTS::NowToTsValue`).
+fn ts_value(now: SimTime) -> SimTime {
+    SimTime::ZERO + SimDuration::from_millis(now.as_nanos() / 1_000_000)
 }
 
 #[cfg(test)]
