@@ -303,10 +303,12 @@ impl Ns3Sender {
         Some(self.measure_rtt(now, ack))
     }
 
-    /// One RTT measurement from the timestamp echo (`TcpOptionTS::ElapsedTimeFromTsValue`,
-    /// zero becoming 1 µs): `m_lastRtt`, the estimator, RTO, SRTT and the minimum of SRTT.
+    /// One RTT measurement from the timestamp echo: whole milliseconds between now and the
+    /// echoed value, both truncated (`TcpOptionTS::ElapsedTimeFromTsValue`), zero becoming
+    /// 1 µs (`CalculateRttSample`); then `m_lastRtt`, the estimator, RTO, SRTT and the minimum
+    /// of SRTT.
     fn measure_rtt(&mut self, now: SimTime, ack: &AckHeader) -> SimDuration {
-        let rtt = now.saturating_since(ack.tsecr).max(SimDuration::from_micros(1));
+        let rtt = ts_value(now).saturating_since(ack.tsecr).max(SimDuration::from_micros(1));
         self.tcb.last_rtt = rtt;
         self.rtt.measurement(rtt);
         self.rto = self.rtt.rto(self.cfg.min_rto).expect("just measured");
