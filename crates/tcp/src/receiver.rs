@@ -171,9 +171,12 @@ impl TcpReceiver {
     pub fn on_data(&mut self, now: SimTime, hdr: &DataHeader, ecn: Ecn) -> Acks {
         let mut acks = Acks::default();
         if hdr.is_syn() {
-            // the ns3 stack's handshake: the SYN-ACK echoes the SYN's timestamp at once
+            // the ns3 stack's handshake: the SYN-ACK echoes the SYN's timestamp at once, and
+            // the first data segment is ACKed at once (ns-3 sets m_delAckCount to
+            // m_delAckMaxCount on establishing)
             self.ts_recent = hdr.tsval;
             acks.push(self.build_ack(false));
+            self.unacked = self.policy.every.saturating_sub(1);
             return acks;
         }
         let mut immediate = false;
