@@ -339,29 +339,37 @@ def _error(ours: float | None, reference: float | None) -> str:
     return f"{100 * (ours - reference) / reference:+.1f} %"
 
 
-def compare(patterns: list[str] | None) -> None:
-    """Prints a Markdown table: ns-3's per-flow means and tcplab's errors against them."""
+STACKS = ("ns3", "linux")
+
+
+def compare(patterns: list[str] | None, stacks: tuple[str, ...] = STACKS) -> None:
+    """Prints a Markdown table: ns-3's per-flow means and each tcplab stack's error against
+    them (retransmissions as counts)."""
     cached = json.loads(CACHE.read_text(encoding="utf-8"))["cases"]
     selected = _selected(patterns)
     names = [name for name in selected if name in cached]
     if len(names) < len(selected):
         print(f"{len(selected) - len(names)} selected cases have no ns-3 result yet (benches/ns3_diff.py regenerate)")
-    print(
-        "| case | goodput ns-3 (Mbit/s) | tcplab | mean RTT ns-3 (ms) | tcplab | retransmissions ns-3 | tcplab | mean cwnd ns-3 (segments) | tcplab |"
-    )
-    print("|---|---|---|---|---|---|---|---|---|")
+    metrics = (("goodput_mbps", "goodput (Mbit/s)", 2), ("rtt_mean_ms", "mean RTT (ms)", 1), ("cwnd_mean_segs", "mean cwnd (segments)", 1))
+    header = ["case"]
+    for _, label, _ in metrics:
+        header += [f"{label} ns-3"] + [f"tcplab-{stack}" for stack in stacks]
+    header += ["retransmissions ns-3"] + [f"tcplab-{stack}" for stack in stacks]
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
     for name in names:
-        ns3, ours = cached[name]["ns3"]["flows"], run_tcplab(cached[name]["case"])["flows"]
-
-        def mean(rows: list[dict[str, Any]], key: str) -> float:
-            return sum(row[key] or 0 for row in rows) / len(rows)
-
+        ns3 = cached[name]["ns3"]["flows"]
+        ours = {stack: run_tcplab(cached[name]["case"], stack)["flows"] for stack in stacks}
         cells = [name]
-        for key, digits in (("goodput_mbps", 2), ("rtt_mean_ms", 1)):
-            cells += [f"{mean(ns3, key):.{digits}f}", _error(mean(ours, key), mean(ns3, key))]
-        cells += [str(sum(row["retransmissions"] for row in ns3)), str(sum(row["retransmissions"] for row in ours))]
-        cells += [f"{mean(ns3, 'cwnd_mean_segs'):.1f}", _error(mean(ours, "cwnd_mean_segs"), mean(ns3, "cwnd_mean_segs"))]
+        for key, _, digits in metrics:
+            cells += [f"{_mean(ns3, key):.{digits}f}"] + [_error(_mean(ours[stack], key), _mean(ns3, key)) for stack in stacks]
+        cells += [str(sum(row["retransmissions"] for row in ns3))]
+        cells += [str(sum(row["retransmissions"] for row in ours[stack])) for stack in stacks]
         print("| " + " | ".join(cells) + " |", flush=True)
+
+
+def _mean(rows: list[dict[str, Any]], key: str) -> float:
+    return sum(row[key] or 0 for row in rows) / len(rows)
 
 
 def main() -> None:
@@ -370,13 +378,15 @@ def main() -> None:
     for command in ("regenerate", "compare"):
         p = sub.add_parser(command)
         p.add_argument("--cases", action="append", help="shell pattern of case names (repeatable)")
+        if command == "compare":
+            p.add_argument("--stack", choices=STACKS, action="append", help="tcplab stack to compare (repeatable; default both)")
         if command == "regenerate":
             p.add_argument("--overwrite", action="store_true", help="run cached cases again")
     args = parser.parse_args()
     if args.command == "regenerate":
         regenerate(args.cases, args.overwrite)
     else:
-        compare(args.cases)
+        compare(args.cases, tuple(args.stack) if args.stack else STACKS)
 
 
 if __name__ == "__main__":

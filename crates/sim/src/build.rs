@@ -11,7 +11,9 @@ use crate::error::ScenarioError;
 use crate::link_spec::{queue_limit, LinkSpec};
 use crate::mmwave::{ENB, PGW, REMOTE};
 use crate::mmwave_record::RecordedMmwave;
-use crate::scenario::{dumbbell_node_names, AtoSpec, FlowSpec, PacingSpec, RecoverySpec, RtoSpec, Scenario, Ssthresh, StackSpec, TcpSpec, Topology};
+use crate::scenario::{
+    dumbbell_node_names, AtoSpec, FlowSpec, PacingSpec, RecoverySpec, RtoSpec, Scenario, Ssthresh, StackSpec, TcpSpec, Topology,
+};
 use crate::tsq::Tsq;
 use crate::units::EcnThresholdValue;
 use crate::wifi_record::RecordedWifi;

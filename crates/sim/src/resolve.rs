@@ -202,7 +202,10 @@ fn check_ns3_tcp(t: &TcpSpec, path: &str) -> Result<(), ScenarioError> {
         return Err(ScenarioError::new(format!("{path}.{key}"), format!("{value} needs tcp.stack = \"linux\": {why}")));
     }
     if t.ecn {
-        return Err(ScenarioError::new(format!("{path}.ecn"), "true is not modelled on the ns3 stack yet; allowed: false, or tcp.stack = \"linux\""));
+        return Err(ScenarioError::new(
+            format!("{path}.ecn"),
+            "true is not modelled on the ns3 stack yet; allowed: false, or tcp.stack = \"linux\"",
+        ));
     }
     Ok(())
 }

@@ -26,8 +26,8 @@ mod rate;
 mod rtt;
 
 use crate::config::{PacingMode, TcpConfig};
-use crate::sender::{AckOutcome, SenderStats, Transmit};
 use crate::scoreboard::{Scoreboard, Segment};
+use crate::sender::{AckOutcome, SenderStats, Transmit};
 use prr::{Ns3Prr, PrrInput};
 use rate::Ns3Rate;
 use rtt::RttMeanDeviation;

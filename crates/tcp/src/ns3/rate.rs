@@ -53,7 +53,15 @@ impl Ns3Rate {
     }
 
     /// `CalculateAppLimited` after a write: `unsent` bytes not yet sent, `in_flight` the pipe.
-    pub(crate) fn calculate_app_limited(&mut self, cwnd: u32, in_flight: u32, segment_size: u32, unsent: u64, lost_out: u32, retrans_out: u32) {
+    pub(crate) fn calculate_app_limited(
+        &mut self,
+        cwnd: u32,
+        in_flight: u32,
+        segment_size: u32,
+        unsent: u64,
+        lost_out: u32,
+        retrans_out: u32,
+    ) {
         if unsent < u64::from(segment_size) && in_flight < cwnd && lost_out <= retrans_out {
             // `SetAppLimited`
             self.rc.app_limited = (self.rc.delivered + u64::from(in_flight)).max(1);
@@ -83,8 +91,7 @@ impl Ns3Rate {
         // the last non-app-limited sample, or the highest app-limited one
         let interval_ns = self.rs.interval.as_nanos() as i128;
         if !self.rs.is_app_limited
-            || i128::from(self.rs.delivered) * self.rc.rate_interval.as_nanos() as i128
-                >= i128::from(self.rc.rate_delivered) * interval_ns
+            || i128::from(self.rs.delivered) * self.rc.rate_interval.as_nanos() as i128 >= i128::from(self.rc.rate_delivered) * interval_ns
         {
             self.rc.rate_delivered = self.rs.delivered;
             self.rc.rate_interval = self.rs.interval;
@@ -114,7 +121,7 @@ mod tests {
         let rs = r.generate_sample(2000, 0, 2000, SimDuration::from_millis(30));
         assert_eq!((rs.delivered, rs.interval), (2000, SimDuration::from_millis(40)));
         assert_eq!(rs.delivery_rate_bps, 400_000); // 2000 B · 8 / 40 ms
-        // shorter than min RTT: invalid
+                                                   // shorter than min RTT: invalid
         let mut r2 = r.clone();
         assert!(!r2.generate_sample(0, 0, 0, SimDuration::from_millis(50)).is_valid());
     }
@@ -140,7 +147,7 @@ mod tests {
         r.on_delivered(ms(40), 3000, ms(0), &tx);
         r.generate_sample(3000, 0, 3000, SimDuration::ZERO);
         assert_eq!(r.rc.app_limited, 0); // 3000 delivered > 2000
-        // a full segment unsent, or a window-limited pipe, is not app-limited
+                                         // a full segment unsent, or a window-limited pipe, is not app-limited
         r.calculate_app_limited(10_000, 2_000, 1000, 1000, 0, 0);
         r.calculate_app_limited(2_000, 2_000, 1000, 0, 0, 0);
         assert_eq!(r.rc.app_limited, 0);

@@ -1,1 +1,137 @@
+//! The ns3 stack's sender driven by hand-made ACKs: each test works out what ns-3 3.44's
+//! TcpSocketBase does at that step.
+
 use super::*;
+use crate::config::{DelayedAck, RecoveryMode, RtoMode, Stack};
+use crate::TcpReceiver;
+use tcplab_cc::ns3::newreno::NewReno;
+use tcplab_core::{SackBlock, MAX_SACK_BLOCKS};
+
+const MSS: u32 = 1000;
+
+fn at_us(us: u64) -> SimTime {
+    SimTime::ZERO + SimDuration::from_micros(us)
+}
+
+fn config() -> TcpConfig {
+    TcpConfig {
+        stack: Stack::Ns3,
+        mss: MSS,
+        min_rto: SimDuration::from_secs(1),
+        rto_mode: RtoMode::Rfc6298,
+        recovery: RecoveryMode::Rfc6675,
+        undo: false,
+        gso: false,
+        tso_defer: false,
+        delayed_ack: DelayedAck { every: 2, timeout: SimDuration::from_millis(200), quickack_segments: 0, adaptive: false },
+        ..TcpConfig::default()
+    }
+}
+
+fn ack(ack: u32, tsecr: SimTime, sacks: &[(u32, u32)]) -> AckHeader {
+    let mut sack = [SackBlock::default(); MAX_SACK_BLOCKS];
+    for (i, (start, end)) in sacks.iter().enumerate() {
+        sack[i] = SackBlock { start: *start, end: *end };
+    }
+    AckHeader { ack, sack, sack_len: sacks.len() as u8, tsecr, ece: false, rwnd_bytes: 6 << 20, delayed: false }
+}
+
+fn drain(s: &mut Ns3Sender, now: SimTime) -> Vec<Transmit> {
+    std::iter::from_fn(|| s.poll_transmit(now)).collect()
+}
+
+/// A NewReno sender past the handshake at 40.1 ms (SYN at 0), its initial window sent.
+fn established() -> (Ns3Sender, Vec<Transmit>) {
+    let mut s = Ns3Sender::new(config(), Box::new(NewReno), None);
+    s.start(SimTime::ZERO);
+    let syn = drain(&mut s, SimTime::ZERO);
+    assert_eq!(syn.len(), 1);
+    assert!(syn[0].header.is_syn());
+    let rtt = s.on_ack(at_us(40_100), &ack(0, syn[0].header.tsval, &[]));
+    // whole milliseconds: 40 − 0
+    assert_eq!(rtt.rtt_sample, Some(SimDuration::from_millis(40)));
+    let sent = drain(&mut s, at_us(40_100));
+    (s, sent)
+}
+
+#[test]
+fn the_handshake_opens_the_initial_window_in_bytes() {
+    let (s, sent) = established();
+    assert_eq!(sent.len(), 10); // InitialCwnd 10 × 1000 B
+    assert_eq!(s.tcb().cwnd, 10 * MSS);
+    assert_eq!(s.tcb().cong_state, CongState::Open);
+    // ns-3 timestamps are whole milliseconds
+    assert!(sent.iter().all(|t| t.header.tsval == SimTime::ZERO + SimDuration::from_millis(40)));
+}
+
+#[test]
+fn slow_start_grows_one_segment_per_ack_with_delayed_acks() {
+    let (mut s, sent) = established();
+    // ACKs of 2 segments each: NewReno's slow start adds one segment per ACK, so after five
+    // ACKs (10 segments) cwnd is 15, and 15 − 0 in flight lets 15 more go.
+    for i in 1..=5 {
+        s.on_ack(at_us(80_100 + i), &ack(2 * i as u32, sent[0].header.tsval, &[]));
+    }
+    assert_eq!(s.tcb().cwnd, 15 * MSS);
+    assert_eq!(drain(&mut s, at_us(80_200)).len(), 15);
+}
+
+#[test]
+fn the_rtt_sample_is_whole_milliseconds_of_truncated_times() {
+    let (mut s, sent) = established();
+    // sent at 40.1 ms (TSval 40), ACKed at 80.9 ms: 80 − 40 = 40 ms, not 40.8
+    let out = s.on_ack(at_us(80_900), &ack(2, sent[0].header.tsval, &[]));
+    assert_eq!(out.rtt_sample, Some(SimDuration::from_millis(40)));
+    assert_eq!(s.tcb().last_rtt, SimDuration::from_millis(40));
+    // SRTT stays 40 ms; the minimum RTT is that of SRTT
+    assert_eq!((s.tcb().srtt, s.tcb().min_rtt), (SimDuration::from_millis(40), SimDuration::from_millis(40)));
+}
+
+#[test]
+fn three_sacking_acks_enter_recovery_and_resend_the_head_at_once() {
+    let (mut s, sent) = established();
+    let ts = sent[0].header.tsval;
+    // segment 0 lost; ACKs SACKing 1, 1–2, 1–3: Open → Disorder, then Recovery at the third
+    s.on_ack(at_us(80_100), &ack(0, ts, &[(1, 2)]));
+    assert_eq!(s.tcb().cong_state, CongState::Disorder);
+    s.on_ack(at_us(80_200), &ack(0, ts, &[(1, 3)]));
+    // in Disorder the SACKed segments left the pipe: the window lets two new ones go
+    assert_eq!(drain(&mut s, at_us(80_200)).iter().map(|t| t.header.seq).collect::<Vec<_>>(), vec![10, 11]);
+    s.on_ack(at_us(80_300), &ack(0, ts, &[(1, 4)]));
+    assert_eq!(s.tcb().cong_state, CongState::Recovery);
+    // ssthresh = max(2 SMSS, BytesInFlight/2): 12 sent − 3 SACKed − 1 lost = 8 → 4000
+    assert_eq!(s.tcb().ssthresh, 4 * MSS);
+    let out = drain(&mut s, at_us(80_300));
+    assert!(out[0].is_retransmit && out[0].header.seq == 0);
+}
+
+#[test]
+fn a_timeout_goes_to_loss_with_one_segment_and_doubles_the_rto() {
+    let (mut s, _) = established();
+    let deadline = s.rto_deadline().expect("armed by the first segment");
+    // RTO before any data sample: the handshake's: max(40 + max(1, 4·20) ms, 1 s) = 1 s
+    assert_eq!(deadline, at_us(40_100) + SimDuration::from_secs(1));
+    s.on_timer(deadline);
+    assert_eq!(s.tcb().cong_state, CongState::Loss);
+    assert_eq!(s.tcb().cwnd, MSS);
+    // ssthresh from the 10 segments in flight before the timeout: 5000
+    assert_eq!(s.tcb().ssthresh, 5 * MSS);
+    let out = drain(&mut s, deadline);
+    assert_eq!(out.len(), 1);
+    assert!(out[0].is_retransmit && out[0].header.seq == 0);
+    assert_eq!(s.rto_deadline(), Some(deadline + SimDuration::from_secs(2)));
+}
+
+#[test]
+fn the_receiver_advertises_its_whole_buffer_and_acks_the_first_segment_at_once() {
+    let mut r = TcpReceiver::new(&config());
+    let seg = |seq: u32, us: u64| DataHeader { seq, payload: MSS, tsval: at_us(us), cwr: false };
+    let syn = DataHeader { seq: 0, payload: 0, tsval: SimTime::ZERO, cwr: false };
+    assert_eq!(r.on_data(at_us(20_000), &syn, Ecn::NotEct).len(), 1);
+    // ns-3 sets m_delAckCount to its maximum on establishing: segment 0 is ACKed at once
+    assert_eq!(r.on_data(at_us(60_000), &seg(0, 40_000), Ecn::NotEct).len(), 1);
+    assert_eq!(r.on_data(at_us(60_100), &seg(1, 40_100), Ecn::NotEct).len(), 0);
+    // out of order: ACKed at once; the window is the whole buffer (TcpRxBuffer::MaxRxSequence)
+    let acks = r.on_data(at_us(60_300), &seg(3, 40_300), Ecn::NotEct);
+    assert_eq!(acks.last().unwrap().rwnd_bytes, config().rcv_buf_bytes);
+}
