@@ -449,6 +449,10 @@ KERNEL_SETTINGS: dict[str, Handling] = {
         f"the kernel's TCP Small Queues, net.ipv4.tcp_limit_output_bytes={TCP_LIMIT_OUTPUT_BYTES} in the senders' and receivers' namespaces",
         _exactly(True, "the kernel's TCP Small Queues cannot be switched off (tcp_small_queue_check)"),
     ),
+    "tcp.stack": Handling(
+        "the kernel's own TCP",
+        _exactly("linux", "the emulation runs the kernel's TCP; ns-3's semantics exist only in the simulator"),
+    ),
     "tcp.ato": Handling(
         "the kernel's adaptive delayed-ACK timeout",
         _exactly("linux", "the kernel's delayed-ACK timeout always adapts to the arrivals (tcp_event_data_recv)"),
