@@ -341,6 +341,37 @@ def _error(ours: float | None, reference: float | None) -> str:
 
 STACKS = ("ns3", "linux")
 
+# The acceptance bounds of the ns3 stack against ns-3, as relative errors of the flows' means.
+TOLERANCES = {"goodput_mbps": 0.03, "rtt_mean_ms": 0.10, "cwnd_mean_segs": 0.15}
+
+# Cases the ns3 stack does not follow within TOLERANCES, by name pattern, with the mechanism
+# (docs/validation.md, "The simulator against ns-3"). Each is a loss-heavy case whose first
+# events agree to a fraction of a millisecond with ns-3's and that then parts from it at one
+# retransmission: whether a single segment finds room in a full drop-tail queue depends on the
+# sub-millisecond phase of arrivals against departures, which differs by the few bytes of
+# framing ns-3's point-to-point links add and tcplab's do not.
+DIVERGENT = {
+    "1xcubic-10M-1bdp-*": "both time out at 1.365 s after the slow-start overshoot; ns-3's retransmission after "
+    "the timeout enters the full queue, ours is dropped and waits for a second timeout (2 s)",
+    "1xyeah-10M-1bdp-*": "as 1xcubic-10M-1bdp: the timeout's retransmission is dropped in ours, not in ns-3's",
+    "1xbbr-100M-1bdp-*": "the second loss burst of STARTUP drops a few different segments; one retransmission "
+    "of ours is lost again and the flow stalls until a timeout (ns-3: none)",
+    "4xbbr-*-1bdp-*": "four BBR flows in one BDP of buffer live on timeouts in both (ns-3: 34 in 20 s, ours: 48); "
+    "identical to 0.5 ms up to the first (1.119 s), then which flow times out when differs",
+}
+
+
+def diverges(name: str) -> str | None:
+    """Why `name` is allowed outside TOLERANCES, or None."""
+    return next((why for pattern, why in DIVERGENT.items() if fnmatch.fnmatch(name, pattern)), None)
+
+
+def out_of_bounds(ns3: list[dict[str, Any]], ours: list[dict[str, Any]]) -> list[str]:
+    """The metrics whose flow means differ from ns-3's by more than TOLERANCES."""
+    return [key for key, bound in TOLERANCES.items() if abs(_mean(ours, key) - _mean(ns3, key)) > bound * _mean(ns3, key)]
+
+
+
 
 def compare(patterns: list[str] | None, stacks: tuple[str, ...] = STACKS) -> None:
     """Prints a Markdown table: ns-3's per-flow means and each tcplab stack's error against
@@ -360,7 +391,7 @@ def compare(patterns: list[str] | None, stacks: tuple[str, ...] = STACKS) -> Non
     for name in names:
         ns3 = cached[name]["ns3"]["flows"]
         ours = {stack: run_tcplab(cached[name]["case"], stack)["flows"] for stack in stacks}
-        cells = [name]
+        cells = [f"{name} †" if diverges(name) else name]
         for key, _, digits in metrics:
             cells += [f"{_mean(ns3, key):.{digits}f}"] + [_error(_mean(ours[stack], key), _mean(ns3, key)) for stack in stacks]
         cells += [str(sum(row["retransmissions"] for row in ns3))]
