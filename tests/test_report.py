@@ -101,7 +101,8 @@ def test_compare_overlays_runs_and_refuses_bad_input(run_cli, tiny_result, two_f
         assert table["RTT p95 ms, highest flow's"][column] == f"{values['rtt_p95_ms']:.1f}"
         assert table["Jain's fairness index"][column] == f"{values['fairness_jain']:.3f}"
         assert table["busiest link drops"][column] == f"{values['bottleneck_drops']:.0f}"
-    assert len(table) == 9 and "wall time s" in table and "busiest link" in table
+    assert len(table) == 10 and "wall time s" in table and "busiest link" in table
+    assert table["stack"] == ["linux", "linux"]
     page = (tmp_path / "cmp" / "compare.html").read_text()
     assert page.count("Plotly.newPlot(") == 3 and "tiny: flow 0 (cubic)" in page and "two: flow 1 (bbr)" in page
     figures = sorted(p.name for p in (tmp_path / "cmp" / "figures").iterdir())

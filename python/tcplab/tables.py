@@ -55,11 +55,12 @@ def format_summary(result: Result) -> str:
 
 
 def _flow_table(flows: list[dict[str, Any]]) -> str:
-    header = ["flow", "cc", "goodput Mbps", "RTT mean ms", "RTT p95 ms", "retransmits", "retx %"]
+    header = ["flow", "cc", "stack", "goodput Mbps", "RTT mean ms", "RTT p95 ms", "retransmits", "retx %"]
     rows = [
         [
             str(flow["id"]),
             flow["cc"],
+            flow.get("stack", "linux"),
             _number(flow["goodput_mbps"], 2),
             _number(flow["rtt_mean_ms"], 1),
             _number(flow["rtt_p95_ms"], 1),
@@ -68,7 +69,7 @@ def _flow_table(flows: list[dict[str, Any]]) -> str:
         ]
         for flow in flows
     ]
-    return format_table([header, *rows], "llrrrrr")
+    return format_table([header, *rows], "lllrrrrr")
 
 
 def _link_table(links: list[dict[str, Any]]) -> str:
@@ -132,8 +133,8 @@ COMPARED_METRICS: tuple[tuple[str, str, Callable[[float], str]], ...] = (
 
 
 def format_comparison(results: Mapping[str, Result]) -> str:
-    """Runs side by side, one column per run: their headline metrics (`metrics.metrics`), the
-    busiest link's name and the wall time."""
+    """Runs side by side, one column per run: the TCP stack, their headline metrics
+    (`metrics.metrics`), the busiest link's name and the wall time."""
     columns = {name: _comparison_column(result.summary) for name, result in results.items()}
     labels = next(iter(columns.values())).keys()
     rows = [["", *columns]] + [[label, *(column[label] for column in columns.values())] for label in labels]
@@ -142,11 +143,19 @@ def format_comparison(results: Mapping[str, Result]) -> str:
 
 def _comparison_column(summary: Mapping[str, Any]) -> dict[str, str]:
     values = metrics(summary)
-    column = {label: "-" if values[key] is None else shown(values[key]) for key, label, shown in COMPARED_METRICS}
+    column = {"stack": run_stack(summary)}
+    column |= {label: "-" if values[key] is None else shown(values[key]) for key, label, shown in COMPARED_METRICS}
     busiest = busiest_link(summary)
     column["busiest link"] = busiest["id"] if busiest else "-"
     column["wall time s"] = f"{summary['run']['wall_seconds']:.2f}"
     return column
+
+
+def run_stack(summary: Mapping[str, Any]) -> str:
+    """Whose TCP a run's flows ran ("linux", "ns3", or both as "linux+ns3"); an emulated run
+    is the kernel's ("linux")."""
+    stacks = sorted({flow.get("stack", "linux") for flow in summary["flows"]})
+    return "+".join(stacks) or "-"
 
 
 def format_campaign_counts(name: str, state: Any, directory: Path) -> str:

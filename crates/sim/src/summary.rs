@@ -6,11 +6,14 @@ use crate::recorder::means_by_id;
 use crate::world::World;
 use serde::Serialize;
 use std::collections::BTreeMap;
+use tcplab_tcp::FlowSender;
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct FlowSummary {
     pub id: u32,
     pub cc: String,
+    /// Whose TCP the flow ran: "linux" or "ns3" (`tcp.stack`).
+    pub stack: &'static str,
     pub src: String,
     pub dst: String,
     /// In-order payload delivered to the receiving application over the flow's active time.
@@ -102,6 +105,10 @@ pub fn summarize(w: &World) -> Summary {
             FlowSummary {
                 id: i as u32,
                 cc: w.scenario.flows[i].cc.name().to_string(),
+                stack: match f.sender {
+                    FlowSender::Linux(_) => "linux",
+                    FlowSender::Ns3(_) => "ns3",
+                },
                 src: names(f.src),
                 dst: names(f.dst),
                 goodput_mbps: if active_s > 0.0 { f.receiver.delivered_bytes() as f64 * 8e-6 / active_s } else { 0.0 },

@@ -430,6 +430,7 @@ def _result(document: dict[str, Any], plan: emu_plan.EmuPlan, raw: dict[str, Any
             {
                 "id": flow.index,
                 "cc": flow.cc,
+                "stack": "linux",
                 "goodput_mbps": last["bytes_acked"] * 8 / active_s / 1e6,
                 **rtt_statistics(srtts),
                 # The smallest of the run: the kernel's min RTT is a 5-minute windowed minimum
