@@ -478,7 +478,8 @@ def test_cases_cross_the_axes_in_file_order() -> None:
     assert list(studies.find("siad-mmwave").cases) == [
         f"{cc}-{buffer}" for cc in ("siad", "bbr") for buffer in ("4MB", "7MB", "20MB", "40MB")
     ]
-    assert len(studies.find("mmwave-5cc").cases) == 15
+    assert len(studies.find("mmwave-5cc").cases) == 2 * 15
+    assert list(studies.find("mmwave-5cc").cases)[:2] == ["ns3-1a-newreno", "ns3-1a-yeah"]
     assert list(studies.find("rtt-lens").cases) == ["cubic", "bbr"]
 
 

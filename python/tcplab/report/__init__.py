@@ -65,6 +65,9 @@ def build_report(directory: Path, progress: Callable[[float], None] | None = Non
     verdicts = check(study, runs) if index.height else []
 
     def run_for_case(case: dict[str, str]) -> Any:
+        # a figure that names no stack shows the study's own (the stack axis's first value)
+        if "stack" in spec.axes and "stack" not in case:
+            case = {**case, "stack": str(spec.axes["stack"][0][0])}
         found = runs.runs(**case) if index.height else []
         return min(found, key=lambda r: r.scenario.get("seed", 0)) if found else None
 

@@ -36,6 +36,11 @@ class StudyRuns:
         self.table = table
         self._loaded: dict[str, Result] = {}
 
+    def of_stack(self, stack: str) -> StudyRuns:
+        """The runs of one value of the `stack` axis, as a study without that axis."""
+        only = pl.col("stack") == stack
+        return StudyRuns(self.directory, self.index.filter(only).drop("stack"), self.table.filter(only).drop("stack"))
+
     def mean(self, metric: str, **case: Any) -> float:
         rows = self.table.filter(*[pl.col(k) == v for k, v in case.items()])
         if rows.height != 1:
@@ -329,14 +334,28 @@ FINDINGS: dict[str, list[tuple[str, Check]]] = {
 }
 
 
+STACK_NAMES = {"ns3": "ns-3's TCP (tcp.stack = ns3)", "linux": "Linux TCP (tcp.stack = linux)"}
+
+
 def check(study: str, runs: StudyRuns) -> list[Verdict]:
     """Every finding of `study`, checked; a check that cannot run (a case missing from a
-    partial campaign) is reported as not reproduced, with the reason."""
+    partial campaign) is reported as not reproduced, with the reason. A study with a `stack`
+    axis has each finding checked on each stack's runs, the finding prefixed with the stack."""
+    if "stack" not in runs.table.columns:
+        return _check(study, runs, "")
+    return [
+        verdict
+        for stack in runs.table["stack"].unique(maintain_order=True).to_list()
+        for verdict in _check(study, runs.of_stack(stack), f"{STACK_NAMES.get(stack, stack)}: ")
+    ]
+
+
+def _check(study: str, runs: StudyRuns, prefix: str) -> list[Verdict]:
     verdicts = []
     for text, rule in FINDINGS.get(study, []):
         try:
             ok, evidence = rule(runs)
         except (KeyError, ValueError, IndexError, ZeroDivisionError, TypeError) as error:
             ok, evidence = False, f"could not be checked: {error}"
-        verdicts.append(Verdict(text, bool(ok), evidence))
+        verdicts.append(Verdict(prefix + text, bool(ok), evidence))
     return verdicts
