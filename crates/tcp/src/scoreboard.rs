@@ -67,6 +67,11 @@ pub(crate) struct Scoreboard {
     lost_out: u32,
     retrans_out: u32,
     bytes_out: u64,
+    /// Payload bytes of the SACKed, lost and outstanding retransmitted segments (the byte
+    /// counterparts of the three counters above, for ns-3's byte-counted pipe).
+    sacked_bytes: u64,
+    lost_bytes: u64,
+    retrans_bytes: u64,
     /// End (exclusive) of the highest SACKed segment.
     highest_sack_end: u32,
     /// Loss frontier: every un-SACKed segment below it is marked lost.
@@ -91,6 +96,9 @@ impl Scoreboard {
             lost_out: 0,
             retrans_out: 0,
             bytes_out: 0,
+            sacked_bytes: 0,
+            lost_bytes: 0,
+            retrans_bytes: 0,
             highest_sack_end: 0,
             mark_seq: 0,
             sacked_below_mark: 0,
@@ -126,6 +134,17 @@ impl Scoreboard {
     /// Linux `tcp_packets_in_flight` (RFC 6675 pipe).
     pub(crate) fn in_flight(&self) -> u32 {
         (self.packets_out() + self.retrans_out).saturating_sub(self.sacked_out + self.lost_out)
+    }
+    /// The pipe in payload bytes (ns-3 `TcpTxBuffer::BytesInFlight`: sent − SACKed − lost +
+    /// retransmitted). With SACK only: Reno emulation counts duplicate ACKs, not segments.
+    pub(crate) fn in_flight_bytes(&self) -> u64 {
+        (self.bytes_out + self.retrans_bytes).saturating_sub(self.sacked_bytes + self.lost_bytes)
+    }
+    pub(crate) fn lost_bytes(&self) -> u64 {
+        self.lost_bytes
+    }
+    pub(crate) fn retrans_bytes(&self) -> u64 {
+        self.retrans_bytes
     }
     /// Linux `tcp_highest_sack_seq`.
     pub(crate) fn highest_sack_end(&self) -> u32 {
@@ -165,6 +184,7 @@ impl Scoreboard {
         seg.sent = now;
         seg.tx = tx;
         self.retrans_out += 1;
+        self.retrans_bytes += u64::from(seg.payload);
     }
 
     /// Tags the segments of `blocks` at or above `ack` as SACKed, calling `on_sacked` for each
@@ -210,14 +230,18 @@ impl Scoreboard {
             return 0;
         }
         on_sacked(seq, seg);
+        let payload = u64::from(seg.payload);
         if seg.lost() {
             self.lost_out -= 1;
+            self.lost_bytes -= payload;
         }
         if seg.retrans_outstanding() {
             self.retrans_out -= 1;
+            self.retrans_bytes -= payload;
         }
         seg.flags = (seg.flags & !(LOST | RETRANS)) | SACKED;
         self.sacked_out += 1;
+        self.sacked_bytes += payload;
         self.highest_sack_end = self.highest_sack_end.max(seq + 1);
         if seq < self.mark_seq {
             self.sacked_below_mark += 1;
@@ -233,15 +257,19 @@ impl Scoreboard {
         while self.snd_una < ack {
             let Some(seg) = self.segs.pop_front() else { break };
             on_acked(self.snd_una, &seg);
+            let payload = u64::from(seg.payload);
             if seg.sacked() {
                 self.sacked_out -= 1;
+                self.sacked_bytes -= payload;
                 sacked_removed += 1;
             }
             if seg.lost() {
                 self.lost_out -= 1;
+                self.lost_bytes -= payload;
             }
             if seg.retrans_outstanding() {
                 self.retrans_out -= 1;
+                self.retrans_bytes -= payload;
             }
             self.bytes_out -= u64::from(seg.payload);
             self.snd_una += 1;
@@ -272,9 +300,11 @@ impl Scoreboard {
             }
             seg.flags &= !RETRANS;
             self.retrans_out -= 1;
+            self.retrans_bytes -= u64::from(seg.payload);
         } else {
             seg.flags |= LOST;
             self.lost_out += 1;
+            self.lost_bytes += u64::from(seg.payload);
         }
         self.retx_hint = self.retx_hint.min(seq);
         1
@@ -318,6 +348,7 @@ impl Scoreboard {
             seg.flags &= !LOST;
         }
         self.lost_out = 0;
+        self.lost_bytes = 0;
         self.mark_seq = self.snd_una;
         self.sacked_below_mark = 0;
         self.retx_hint = self.snd_nxt();
@@ -453,6 +484,23 @@ mod tests {
         assert_eq!(acked, 6);
         assert_eq!((sb.lost_out(), sb.retrans_out(), sb.sacked_out(), sb.packets_out()), (0, 0, 0, 4));
         assert_eq!(sb.bytes_out(), 4000);
+    }
+
+    #[test]
+    fn the_byte_pipe_follows_each_segments_payload() {
+        // 4 segments of 1000, 400, 1000, 400 bytes: 2800 out
+        let mut sb = Scoreboard::new();
+        for payload in [1000, 400, 1000, 400] {
+            sb.push(Segment::new(payload, SimTime::ZERO, TxSnapshot::default()));
+        }
+        assert_eq!(sb.in_flight_bytes(), 2800);
+        sack(&mut sb, &[(1, 2)]); // 400 SACKed
+        sb.mark_lost(0); // 1000 lost
+        assert_eq!((sb.in_flight_bytes(), sb.lost_bytes()), (1400, 1000));
+        sb.record_retransmit(0, SimTime::ZERO, TxSnapshot::default()); // back in flight
+        assert_eq!((sb.in_flight_bytes(), sb.retrans_bytes()), (2400, 1000));
+        sb.ack_to(2, |_, _| {}); // 0 and 1 leave: 1000 + 400 out
+        assert_eq!((sb.in_flight_bytes(), sb.lost_bytes(), sb.retrans_bytes()), (1400, 0, 0));
     }
 
     #[test]

@@ -16,8 +16,9 @@
 //! RACK, TLP, undo, F-RTO, cwnd-limited check on growth, GSO, TSO deferral or TSQ; RTO only
 //! restarted by new ACKs (`NewAck`), min RTO 1 s, RFC 6298 estimator; the minimum RTT is that of
 //! the smoothed RTT; CongestionStateSet/CwndEvent at ns-3's places; PRR as 3.44 computes it
-//! (prr.rs). Simplified: segments are whole simulator packets, so BytesInFlight counts every
-//! segment at the full segment size (a short last write counts as a full segment); NextSeg's
+//! (prr.rs). Simplified: a segment is one simulator packet, cut when it is first sent (ns-3
+//! re-cuts its byte stream at every retransmission, which only matters when segment sizes
+//! change); without SACK, duplicate ACKs stand for full segments in BytesInFlight; NextSeg's
 //! rule 3 (retransmitting a hole not yet lost when no new data is available) and ECN are left
 //! out (the scenario refuses `tcp.ecn` on this stack).
 
@@ -197,9 +198,10 @@ impl Ns3Sender {
         segments.saturating_mul(self.cfg.mss)
     }
 
-    /// `BytesInFlight()`, also stored in `m_bytesInFlight` as ns-3 does.
+    /// `BytesInFlight()`, also stored in `m_bytesInFlight` as ns-3 does. Without SACK the
+    /// duplicate ACKs counted as SACKed stand for full segments.
     fn bytes_in_flight(&mut self) -> u32 {
-        let b = self.seg_bytes(self.sb.in_flight());
+        let b = if self.cfg.sack { self.sb.in_flight_bytes() as u32 } else { self.seg_bytes(self.sb.in_flight()) };
         self.tcb.bytes_in_flight = b;
         b
     }
@@ -207,7 +209,7 @@ impl Ns3Sender {
     /// An application write: ns-3 checks for app-limited there (`CalculateAppLimited`).
     fn app_write(&mut self) {
         let in_flight = self.bytes_in_flight();
-        let (lost, retrans) = (self.seg_bytes(self.sb.lost_out()), self.seg_bytes(self.sb.retrans_out()));
+        let (lost, retrans) = (self.sb.lost_bytes() as u32, self.sb.retrans_bytes() as u32);
         self.rate.calculate_app_limited(self.tcb.cwnd, in_flight, self.cfg.mss, self.unsent(), lost, retrans);
     }
 
@@ -245,7 +247,7 @@ impl Ns3Sender {
         if ack.ack < head {
             return out; // stale
         }
-        let previous_lost = self.sb.lost_out();
+        let previous_lost = self.sb.lost_bytes();
         let prior_in_flight = self.tcb.bytes_in_flight;
         let previous_delivered = self.rate.rc.delivered;
         // (3) ReadOptions: the SACK scoreboard (TcpTxBuffer::Update) and its loss marking
@@ -281,7 +283,8 @@ impl Ns3Sender {
         self.tcb.is_retrans_data_acked = false;
         // (5)
         if self.cc.has_cong_control() {
-            let lost = self.seg_bytes(self.sb.lost_out().abs_diff(previous_lost));
+            // ns-3 takes |lost now − lost before|: a lost segment SACKed counts as a loss too
+            let lost = self.sb.lost_bytes().abs_diff(previous_lost) as u32;
             let rs = self.rate.generate_sample(current_delivered, lost, prior_in_flight, self.tcb.min_rtt);
             let rc = self.rate.rc;
             self.cc.cong_control(&mut self.tcb, &rc, &rs);
