@@ -371,8 +371,6 @@ def out_of_bounds(ns3: list[dict[str, Any]], ours: list[dict[str, Any]]) -> list
     return [key for key, bound in TOLERANCES.items() if abs(_mean(ours, key) - _mean(ns3, key)) > bound * _mean(ns3, key)]
 
 
-
-
 def compare(patterns: list[str] | None, stacks: tuple[str, ...] = STACKS) -> None:
     """Prints a Markdown table: ns-3's per-flow means and each tcplab stack's error against
     them (retransmissions as counts)."""
@@ -381,7 +379,11 @@ def compare(patterns: list[str] | None, stacks: tuple[str, ...] = STACKS) -> Non
     names = [name for name in selected if name in cached]
     if len(names) < len(selected):
         print(f"{len(selected) - len(names)} selected cases have no ns-3 result yet (benches/ns3_diff.py regenerate)")
-    metrics = (("goodput_mbps", "goodput (Mbit/s)", 2), ("rtt_mean_ms", "mean RTT (ms)", 1), ("cwnd_mean_segs", "mean cwnd (segments)", 1))
+    metrics = (
+        ("goodput_mbps", "goodput (Mbit/s)", 2),
+        ("rtt_mean_ms", "mean RTT (ms)", 1),
+        ("cwnd_mean_segs", "mean cwnd (segments)", 1),
+    )
     header = ["case"]
     for _, label, _ in metrics:
         header += [f"{label} ns-3"] + [f"tcplab-{stack}" for stack in stacks]

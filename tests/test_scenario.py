@@ -278,7 +278,13 @@ def test_the_ns3_stack_takes_ns3_defaults_for_what_a_scenario_leaves_out() -> No
     resolved = resolve(text + '[tcp]\nstack = "ns3"\nsnd_buf = "1MiB"\n')
     ns3, linux = (flow["tcp"] for flow in resolved["flows"])
     # ns-3 3.44's attribute defaults: SegmentSize 536, MinRto 1 s, DelAckTimeout 200 ms, RcvBufSize 128 KiB
-    assert (ns3["stack"], ns3["mss"], ns3["min_rto"], ns3["delack_timeout"], ns3["rcv_buf"]) == ("ns3", 536, "1s", "200ms", "128KiB")
+    assert (ns3["stack"], ns3["mss"], ns3["min_rto"], ns3["delack_timeout"], ns3["rcv_buf"]) == (
+        "ns3",
+        536,
+        "1s",
+        "200ms",
+        "128KiB",
+    )
     assert (ns3["gso"], ns3["recovery"], ns3["undo"], ns3["rto"]) == (False, "rfc6675", False, "rfc6298")
     assert ns3["snd_buf"] == "1MiB", "what the scenario sets wins"
     assert resolved["flows"][0]["cc"] == {"kind": "hybla", "rtt0_ms": 50}, "ns-3's TcpHybla RRTT"
@@ -290,12 +296,20 @@ def test_the_ns3_stack_takes_ns3_defaults_for_what_a_scenario_leaves_out() -> No
     ("tcp", "cc", "expected"),
     [
         ('stack = "ns4"', '"cubic"', 'flows.0.tcp.stack: unknown value "ns4"; allowed: linux, ns3'),
-        ('stack = "ns3"\ngso = true', '"cubic"', 'flows.0.tcp.gso: true needs tcp.stack = "linux": ns-3 sends one segment at a time'),
+        (
+            'stack = "ns3"\ngso = true',
+            '"cubic"',
+            'flows.0.tcp.gso: true needs tcp.stack = "linux": ns-3 sends one segment at a time',
+        ),
         ('stack = "ns3"\nrecovery = "rack-tlp"', '"cubic"', 'flows.0.tcp.recovery: "rack-tlp" needs tcp.stack = "linux"'),
         ('stack = "ns3"', '"siad"', 'flows.0.cc: siad has no ns-3 variant (tcp.stack = "ns3"); allowed: newreno, cubic, bbr'),
         ('stack = "ns3"', '"bbr3"', "flows.0.cc: bbr3 has no ns-3 variant"),
         ('stack = "ns3"', '{ kind = "bbr", lt_bw = true }', 'flows.0.cc.lt_bw: lt_bw = true needs tcp.stack = "linux"'),
-        ('stack = "ns3"', '{ kind = "cubic", hystart = "hystart++" }', 'flows.0.cc.hystart: hystart = "hystart++" needs tcp.stack'),
+        (
+            'stack = "ns3"',
+            '{ kind = "cubic", hystart = "hystart++" }',
+            'flows.0.cc.hystart: hystart = "hystart++" needs tcp.stack',
+        ),
     ],
 )
 def test_what_the_chosen_stack_cannot_do_is_a_one_line_error(tcp: str, cc: str, expected: str) -> None:

@@ -613,7 +613,7 @@ impl Ns3Sender {
     /// Fires the retransmission timer if due (`ReTxTimeout`); call `poll_transmit` afterwards.
     pub fn on_timer(&mut self, now: SimTime) {
         self.tcb.now = now;
-        if !self.rto_deadline.is_some_and(|d| now >= d) {
+        if self.rto_deadline.is_none_or(|d| now < d) {
             return;
         }
         self.rto_deadline = None;
