@@ -261,20 +261,13 @@ impl TcpSpec {
         TcpSpec {
             stack: StackSpec::Ns3,
             mss: 536,
-            initial_cwnd: 10,
-            initial_ssthresh: Ssthresh::Infinite(InfiniteMarker::Inf),
             min_rto: DurationValue(SimDuration::from_secs(1)),
             max_rto: DurationValue(SimDuration::from_secs(60)),
-            initial_rto: DurationValue(SimDuration::from_secs(1)),
             rto: RtoSpec::Rfc6298,
-            sack: true,
             snd_buf: SizeValue(131_072),
             rcv_buf: SizeValue(131_072),
-            pacing: PacingSpec::Off,
             recovery: RecoverySpec::Rfc6675,
             undo: false,
-            ecn: false,
-            ack_every: 2,
             delack_timeout: DurationValue(SimDuration::from_millis(200)),
             quickack: 0,
             slow_start_after_idle: false,
@@ -282,6 +275,9 @@ impl TcpSpec {
             tso_defer: false,
             tsq: false,
             ato: AtoSpec::Fixed,
+            // the same as Linux's: InitialCwnd 10, InitialSlowStartThreshold (infinite),
+            // initial RTO 1 s, SACK, no pacing, no ECN, DelAckCount 2
+            ..TcpSpec::default()
         }
     }
 }

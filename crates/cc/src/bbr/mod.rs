@@ -153,9 +153,9 @@ struct Params {
     extra_acked_gain: u32,
 }
 
-/// BBR's state machine (Linux `enum bbr_mode`).
+/// BBR's state machine (Linux `enum bbr_mode`; ns-3's `TcpBbr::BbrMode_t` has the same four).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Mode {
+pub(crate) enum Mode {
     Startup,
     Drain,
     ProbeBw,

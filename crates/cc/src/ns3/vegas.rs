@@ -38,17 +38,52 @@ pub struct Vegas {
     alpha: u32,
     beta: u32,
     gamma: u32,
-    /// `m_baseRtt`: minimum RTT argument over the connection.
-    base_rtt: SimDuration,
-    /// `m_minRtt`: minimum RTT argument of the current round.
-    min_rtt: SimDuration,
-    /// `m_cntRtt`: `PktsAcked` calls with a nonzero RTT this round.
-    cnt_rtt: u32,
+    round: RttRound,
     /// `m_doingVegasNow`.
     doing_vegas_now: bool,
-    /// `m_begSndNxt`: the round ends when the cumulative ACK reaches this sequence.
-    beg_snd_nxt: u64,
     step: Step,
+}
+
+/// The RTT bookkeeping ns-3's TcpVegas and TcpYeah both keep (`m_baseRtt`, `m_minRtt`,
+/// `m_cntRtt`, `m_begSndNxt`), fed by `PktsAcked`'s RTT argument (ns-3 passes SRTT).
+#[derive(Clone, Debug)]
+pub(super) struct RttRound {
+    /// Minimum RTT argument over the connection (never forgotten).
+    pub base_rtt: SimDuration,
+    /// Minimum RTT argument of the current round.
+    pub min_rtt: SimDuration,
+    /// `PktsAcked` calls with a nonzero RTT this round.
+    pub cnt_rtt: u32,
+    /// The round ends when the cumulative ACK reaches this sequence.
+    pub beg_snd_nxt: u64,
+}
+
+impl RttRound {
+    pub fn new() -> Self {
+        RttRound { base_rtt: SimDuration::MAX, min_rtt: SimDuration::MAX, cnt_rtt: 0, beg_snd_nxt: 0 }
+    }
+
+    /// `PktsAcked`: a zero RTT is no sample.
+    pub fn sample(&mut self, rtt: SimDuration) {
+        if rtt == SimDuration::ZERO {
+            return;
+        }
+        self.min_rtt = self.min_rtt.min(rtt);
+        self.base_rtt = self.base_rtt.min(rtt);
+        self.cnt_rtt += 1;
+    }
+
+    /// The cumulative ACK has reached the round's mark.
+    pub fn ended(&self, tcb: &Tcb) -> bool {
+        tcb.last_acked_seq >= self.beg_snd_nxt
+    }
+
+    /// A new round from `m_nextTxSequence`.
+    pub fn restart(&mut self, tcb: &Tcb) {
+        self.beg_snd_nxt = tcb.next_tx_sequence;
+        self.cnt_rtt = 0;
+        self.min_rtt = SimDuration::MAX;
+    }
 }
 
 impl Vegas {
@@ -58,11 +93,8 @@ impl Vegas {
             alpha: config.alpha,
             beta: config.beta,
             gamma: config.gamma,
-            base_rtt: SimDuration::MAX,
-            min_rtt: SimDuration::MAX,
-            cnt_rtt: 0,
+            round: RttRound::new(),
             doing_vegas_now: true,
-            beg_snd_nxt: 0,
             step: Step::SlowStart,
         }
     }
@@ -70,15 +102,13 @@ impl Vegas {
     /// `EnableVegas`: a fresh round from `m_nextTxSequence`; baseRtt is kept.
     fn enable(&mut self, tcb: &Tcb) {
         self.doing_vegas_now = true;
-        self.beg_snd_nxt = tcb.next_tx_sequence;
-        self.cnt_rtt = 0;
-        self.min_rtt = SimDuration::MAX;
+        self.round.restart(tcb);
     }
 
     /// The once-per-round decision (the `m_cntRtt > 2` branch of `IncreaseWindow`).
     fn decide(&mut self, tcb: &mut Tcb, segments_acked: u32) {
         let mut seg_cwnd = tcb.cwnd_segments();
-        let ratio = secs(self.base_rtt) / secs(self.min_rtt);
+        let ratio = secs(self.round.base_rtt) / secs(self.round.min_rtt);
         let target = (f64::from(seg_cwnd) * ratio) as u32;
         // ns-3 asserts target ≤ segCwnd (baseRtt ≤ minRtt).
         let diff = seg_cwnd.saturating_sub(target);
@@ -123,12 +153,7 @@ impl Ns3CongestionOps for Vegas {
     }
 
     fn pkts_acked(&mut self, _tcb: &mut Tcb, _segments_acked: u32, rtt: SimDuration) {
-        if rtt == SimDuration::ZERO {
-            return;
-        }
-        self.min_rtt = self.min_rtt.min(rtt);
-        self.base_rtt = self.base_rtt.min(rtt);
-        self.cnt_rtt += 1;
+        self.round.sample(rtt);
     }
 
     fn congestion_state_set(&mut self, tcb: &mut Tcb, new_state: CongState) {
@@ -145,17 +170,16 @@ impl Ns3CongestionOps for Vegas {
             newreno::increase_window(tcb, segments_acked);
             return;
         }
-        if tcb.last_acked_seq >= self.beg_snd_nxt {
-            self.beg_snd_nxt = tcb.next_tx_sequence;
-            if self.cnt_rtt <= 2 {
+        if self.round.ended(tcb) {
+            self.round.beg_snd_nxt = tcb.next_tx_sequence;
+            if self.round.cnt_rtt <= 2 {
                 // Perhaps only delayed-ACK samples: NewReno this time.
                 self.step = Step::Reno;
                 newreno::increase_window(tcb, segments_acked);
             } else {
                 self.decide(tcb, segments_acked);
             }
-            self.cnt_rtt = 0;
-            self.min_rtt = SimDuration::MAX;
+            self.round.restart(tcb);
         } else if tcb.in_slow_start() {
             newreno::slow_start(tcb, segments_acked);
         }
@@ -201,8 +225,8 @@ mod tests {
         for &r in rtts {
             v.pkts_acked(t, 1, r);
         }
-        t.last_acked_seq = v.beg_snd_nxt;
-        t.next_tx_sequence = v.beg_snd_nxt + u64::from(t.cwnd);
+        t.last_acked_seq = v.round.beg_snd_nxt;
+        t.next_tx_sequence = v.round.beg_snd_nxt + u64::from(t.cwnd);
         v.increase_window(t, segs);
     }
 
@@ -291,13 +315,13 @@ mod tests {
         t.last_acked_seq = 100_000;
         t.next_tx_sequence = 150_000;
         v.increase_window(&mut t, 1);
-        assert_eq!((t.cwnd, v.beg_snd_nxt), (49_000, 150_000));
+        assert_eq!((t.cwnd, v.round.beg_snd_nxt), (49_000, 150_000));
         // A fresh Vegas ends a round at its first ACK (mark 0), with no samples: NewReno.
         let mut v = Vegas::new(&VegasConfig::default());
         let mut t = Tcb::new(SEG, 10, u32::MAX);
         t.next_tx_sequence = 10_000;
         v.increase_window(&mut t, 1);
-        assert_eq!((t.cwnd, v.beg_snd_nxt, v.mode()), (11_000, 10_000, Some("reno")));
+        assert_eq!((t.cwnd, v.round.beg_snd_nxt, v.mode()), (11_000, 10_000, Some("reno")));
     }
 
     #[test]

@@ -13,6 +13,7 @@
 
 use super::newreno;
 use super::vegas::secs;
+use super::vegas::RttRound;
 use super::{CongState, Ns3CongestionOps, Tcb};
 use tcplab_core::SimDuration;
 
@@ -77,11 +78,8 @@ pub struct Yeah {
     zeta: u32,
     /// `m_stcp`.
     stcp: Scalable,
-    /// `m_baseRtt`, `m_minRtt`, `m_cntRtt`, `m_begSndNxt`: Vegas's round bookkeeping.
-    base_rtt: SimDuration,
-    min_rtt: SimDuration,
-    cnt_rtt: u32,
-    beg_snd_nxt: u64,
+    /// Vegas's round bookkeeping.
+    round: RttRound,
     /// `m_lastQ`: queue estimate of the last decision, segments.
     last_q: u32,
     /// `m_doingRenoNow`: consecutive slow rounds; 0 = fast mode.
@@ -111,10 +109,7 @@ impl Yeah {
             rho: 16,
             zeta: 50,
             stcp: Scalable { ack_cnt: 0, ai_factor: 100 },
-            base_rtt: SimDuration::MAX,
-            min_rtt: SimDuration::MAX,
-            cnt_rtt: 0,
-            beg_snd_nxt: 0,
+            round: RttRound::new(),
             last_q: 0,
             doing_reno_now: 0,
             reno_count: 2,
@@ -126,10 +121,10 @@ impl Yeah {
     fn decide(&mut self, tcb: &mut Tcb) {
         let mut seg_cwnd = tcb.cwnd_segments();
         // ns-3 asserts minRtt ≥ baseRtt.
-        let rtt_queue = secs(SimDuration::from_nanos(self.min_rtt.as_nanos().saturating_sub(self.base_rtt.as_nanos())));
-        let bw = f64::from(seg_cwnd) / secs(self.min_rtt);
+        let rtt_queue = secs(SimDuration::from_nanos(self.round.min_rtt.as_nanos().saturating_sub(self.round.base_rtt.as_nanos())));
+        let bw = f64::from(seg_cwnd) / secs(self.round.min_rtt);
         let queue = (bw * rtt_queue) as u32;
-        let level = rtt_queue / secs(self.base_rtt);
+        let level = rtt_queue / secs(self.round.base_rtt);
         // `1 / m_phy` is unsigned integer division (0 for Phy ≥ 2), as in ns-3.
         if queue > self.alpha || level > f64::from(1 / self.phy) {
             if queue > self.alpha && seg_cwnd > self.reno_count {
@@ -172,21 +167,14 @@ impl Ns3CongestionOps for Yeah {
     }
 
     fn pkts_acked(&mut self, _tcb: &mut Tcb, _segments_acked: u32, rtt: SimDuration) {
-        if rtt == SimDuration::ZERO {
-            return;
-        }
-        self.min_rtt = self.min_rtt.min(rtt);
-        self.base_rtt = self.base_rtt.min(rtt);
-        self.cnt_rtt += 1;
+        self.round.sample(rtt);
     }
 
     /// `EnableYeah` on entering Open. ns-3's `DisableYeah` only clears `m_doingYeahNow`,
     /// which nothing reads: `IncreaseWindow` runs its rounds in any state it is called in.
     fn congestion_state_set(&mut self, tcb: &mut Tcb, new_state: CongState) {
         if new_state == CongState::Open {
-            self.beg_snd_nxt = tcb.next_tx_sequence;
-            self.cnt_rtt = 0;
-            self.min_rtt = SimDuration::MAX;
+            self.round.restart(tcb);
         }
     }
 
@@ -198,13 +186,11 @@ impl Ns3CongestionOps for Yeah {
         } else {
             newreno::congestion_avoidance(tcb, segments_acked);
         }
-        if tcb.last_acked_seq >= self.beg_snd_nxt {
-            if self.cnt_rtt > 2 {
+        if self.round.ended(tcb) {
+            if self.round.cnt_rtt > 2 {
                 self.decide(tcb);
             }
-            self.beg_snd_nxt = tcb.next_tx_sequence;
-            self.cnt_rtt = 0;
-            self.min_rtt = SimDuration::MAX;
+            self.round.restart(tcb);
         }
     }
 
@@ -237,8 +223,8 @@ mod tests {
         for _ in 0..3 {
             y.pkts_acked(t, 1, rtt);
         }
-        t.last_acked_seq = y.beg_snd_nxt;
-        t.next_tx_sequence = y.beg_snd_nxt + u64::from(t.cwnd);
+        t.last_acked_seq = y.round.beg_snd_nxt;
+        t.next_tx_sequence = y.round.beg_snd_nxt + u64::from(t.cwnd);
         y.increase_window(t, 1);
     }
 
@@ -314,7 +300,7 @@ mod tests {
         t.last_acked_seq = 1_000_000; // reaches the mark
         t.next_tx_sequence = 1_400_000;
         y.increase_window(&mut t, 1);
-        assert_eq!((t.cwnd, y.doing_reno_now, y.beg_snd_nxt, y.cnt_rtt), (400_000, 0, 1_400_000, 0));
+        assert_eq!((t.cwnd, y.doing_reno_now, y.round.beg_snd_nxt, y.round.cnt_rtt), (400_000, 0, 1_400_000, 0));
     }
 
     #[test]

@@ -25,7 +25,7 @@ mod filter;
 mod tests;
 
 use super::{linux_only, CaEvent, CongState, Ns3CongestionOps, RateConnection, RateSample, Tcb};
-use crate::bbr::BbrConfig;
+use crate::bbr::{BbrConfig, Mode};
 use filter::MaxBwFilter;
 use tcplab_core::{SimDuration, SimRng, SimTime};
 
@@ -95,14 +95,6 @@ pub fn check(c: &BbrConfig) -> Result<(), (String, String)> {
     Ok(())
 }
 
-/// `TcpBbr::BbrMode_t`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Mode {
-    Startup,
-    Drain,
-    ProbeBw,
-    ProbeRtt,
-}
 
 /// `DataRate(x)` from a double: C++ truncates toward zero (saturating here).
 fn rate(x: f64) -> u64 {
