@@ -302,7 +302,8 @@ def test_the_ns3_stack_takes_ns3_defaults_for_what_a_scenario_leaves_out() -> No
             'flows.0.tcp.gso: true needs tcp.stack = "linux": ns-3 sends one segment at a time',
         ),
         ('stack = "ns3"\nrecovery = "rack-tlp"', '"cubic"', 'flows.0.tcp.recovery: "rack-tlp" needs tcp.stack = "linux"'),
-        ('stack = "ns3"', '"siad"', 'flows.0.cc: siad has no ns-3 variant (tcp.stack = "ns3"); allowed: newreno, cubic, bbr'),
+        ('stack = "ns3"', '"scalable"', 'flows.0.cc: scalable has no ns-3 variant (tcp.stack = "ns3"); allowed: newreno, cubic, bbr'),
+        ('stack = "ns3"', '{ kind = "siad", variant = "linux" }', 'flows.0.cc.variant: variant = "linux" needs tcp.stack = "linux"'),
         ('stack = "ns3"', '"bbr3"', "flows.0.cc: bbr3 has no ns-3 variant"),
         ('stack = "ns3"', '{ kind = "bbr", lt_bw = true }', 'flows.0.cc.lt_bw: lt_bw = true needs tcp.stack = "linux"'),
         (

@@ -16,7 +16,7 @@ use crate::illinois::IllinoisConfig;
 use crate::ledbat::LedbatConfig;
 use crate::reno::RenoConfig;
 use crate::scalable::ScalableConfig;
-use crate::siad::SiadConfig;
+use crate::siad::{SiadConfig, SiadVariant};
 use crate::vegas::VegasConfig;
 use crate::westwood::WestwoodConfig;
 use crate::yeah::YeahConfig;
@@ -96,6 +96,21 @@ algorithms! {
     Siad(SiadConfig) = "siad",
     /// DCTCP (RFC 8257, Linux tcp_dctcp.c); negotiates ECN with accurate CE feedback.
     Dctcp(DctcpConfig) = "dctcp",
+}
+
+impl CcConfig {
+    /// Refuses, for a flow on tcp.stack = "linux", a configuration only the ns3 stack runs
+    /// (SIAD's `variant = "ns3-study"`, the study's ns-3 port). The error is (the key at fault,
+    /// what is wrong), as [`crate::ns3::parse`] gives for the other direction.
+    pub fn check_linux(&self) -> Result<(), (String, String)> {
+        match self {
+            CcConfig::Siad(c) if c.variant == SiadVariant::Ns3Study => Err((
+                "variant".to_string(),
+                "variant = \"ns3-study\" needs tcp.stack = \"ns3\": it is the siad-mmwave study's ns-3 port (ns3::TcpSiad), a TcpCongestionOps for ns-3's TcpSocketBase; the linux stack runs variant = \"linux\" (tcp_siad.c)".to_string(),
+            )),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// The `cc` setting: a name or alias, or a table; its errors in the words of a scenario file.
@@ -333,6 +348,27 @@ mod tests {
         assert!(e.starts_with("cwnd_gain = 0 is out of range"), "{e}");
         let c: CcConfig = serde_json::from_str(r#"{"kind": "bbr", "lt_bw": false, "bw_win_rounds": 0}"#).unwrap();
         assert!(c.validate().unwrap_err().contains("bw_win_rounds = 0"));
+    }
+
+    #[test]
+    fn siad_variant_parses_and_ns3_study_is_refused_on_the_linux_stack() {
+        let c: CcConfig = serde_json::from_str(r#""siad""#).unwrap();
+        assert_eq!(c, CcConfig::Siad(SiadConfig::default()));
+        assert_eq!(c.check_linux(), Ok(()));
+        let c: CcConfig = serde_json::from_str(r#"{"kind": "siad", "variant": "ns3-study", "num_rtt": 0}"#).unwrap();
+        assert_eq!(c, CcConfig::Siad(SiadConfig { num_rtt: 0, num_ms: 0, variant: SiadVariant::Ns3Study }));
+        assert_eq!(c.validate(), Ok(()), "num_rtt 0 is TcpSiad's built-in 20");
+        let (key, e) = c.check_linux().unwrap_err();
+        assert_eq!(key, "variant");
+        assert!(e.starts_with("variant = \"ns3-study\" needs tcp.stack = \"ns3\": "), "{e}");
+        let c: CcConfig = serde_json::from_str(r#"{"kind": "siad", "variant": "linux", "num_rtt": 0}"#).unwrap();
+        assert!(c.validate().unwrap_err().starts_with("num_rtt = 0 is out of range"));
+        let (key, e) = CcConfig::parse(serde_json::json!({"kind": "siad", "variant": "ns3"})).unwrap_err();
+        assert_eq!((key.as_str(), e.as_str()), ("variant", "siad: unknown value \"ns3\"; allowed: linux, ns3-study"));
+        for other in ["cubic", "bbr", "newreno"] {
+            let c: CcConfig = serde_json::from_value(serde_json::json!(other)).unwrap();
+            assert_eq!(c.check_linux(), Ok(()));
+        }
     }
 
     #[test]

@@ -26,10 +26,11 @@
 //! validation error. With RTTs below 1 ms the delay is 0 ms and, as in Linux, every
 //! decrease goes to MIN_CWND.
 //!
-//! The ns-3 port (dscharnitzky/mmwave-siad-bbr) deviates (integer α, forced initial
-//! ssthresh 20, α divided by the delay instead of N, no OFFSET, reordered cwnd_max cases,
-//! different Additional Decrease order, no cwnd-limited check, no undo); it is not followed
-//! and not offered as an option.
+//! The siad-mmwave study's own ns-3 port (`ns3::TcpSiad`, tcp-siad.cc) deviates (integer α,
+//! forced initial ssthresh 20, α divided by the delay instead of N, no OFFSET, reordered
+//! cwnd_max cases, different Additional Decrease order, no cwnd-limited check, no undo); it is
+//! `variant = "ns3-study"`, on tcp.stack = "ns3" only ([`crate::ns3::siad`]); this module is
+//! `variant = "linux"`.
 
 use crate::config::{check_range, AlgorithmConfig, ParamDoc};
 use crate::{AckSample, CaState, CcCx, CongestionControl, CwndEvent};
@@ -46,21 +47,42 @@ const MIN_NUM_RTT: u32 = 2;
 /// Unset delay, ms (tcp_siad.c initialises the delays to `INT_MAX`).
 const NO_DELAY: u32 = i32::MAX as u32;
 
-/// Parameters of SIAD (the tcp_siad.c module parameters).
+/// Which SIAD implementation runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum SiadVariant {
+    /// Kühlewind's Linux module tcp_siad.c, tcp.stack = "linux".
+    #[default]
+    #[serde(rename = "linux")]
+    Linux,
+    /// The siad-mmwave study's ns-3 port ns3::TcpSiad (tcplab's crates/cc/src/ns3/siad.rs),
+    /// tcp.stack = "ns3" only.
+    #[serde(rename = "ns3-study")]
+    Ns3Study,
+}
+
+/// Parameters of SIAD (the tcp_siad.c module parameters, or the TcpSiad attributes).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct SiadConfig {
-    /// Num_RTT: desired length of a congestion epoch in RTTs (count). Default 20.
+    /// Num_RTT: desired length of a congestion epoch in RTTs (count). Default 20. With
+    /// variant "ns3-study" it is TcpSiad's ConfigNumRtt, where 0 (the ns3 stack's default)
+    /// means its built-in 20 and lets num_ms act.
     pub num_rtt: u32,
     /// Desired time between congestion events in ms; 0 = off. When set, each decrease raises
-    /// Num_RTT to ⌊2·num_ms/(RTTcurr + RTTmin)⌋ if that is larger. Default 0.
+    /// Num_RTT to ⌊2·num_ms/(RTTcurr + RTTmin)⌋ if that is larger. Default 0. With variant
+    /// "ns3-study" (TcpSiad's ConfigNumMs) only when num_rtt is 0, as
+    /// max(20, ⌊num_ms/⌊(RTTcurr + RTTmin)/2⌋⌋).
     pub num_ms: u32,
+    /// Implementation: "linux" (Kühlewind's tcp_siad.c) or "ns3-study" (the siad-mmwave
+    /// study's ns-3 port ns3::TcpSiad, tcp.stack = "ns3" only). Default "linux"; on tcp.stack
+    /// = "ns3" the default is "ns3-study", the only one it runs.
+    pub variant: SiadVariant,
 }
 
 impl Default for SiadConfig {
     fn default() -> Self {
         // tcp_siad.c: NUM_RTT 20, num_ms 0.
-        SiadConfig { num_rtt: 20, num_ms: 0 }
+        SiadConfig { num_rtt: 20, num_ms: 0, variant: SiadVariant::Linux }
     }
 }
 
@@ -71,13 +93,26 @@ impl AlgorithmConfig for SiadConfig {
     const PARAMS: &'static [ParamDoc] = &[
         ParamDoc { name: "num_rtt", unit: "RTTs", doc: "desired RTTs between congestion events (Num_RTT)" },
         ParamDoc { name: "num_ms", unit: "ms", doc: "desired ms between congestion events, raises Num_RTT; 0 = off" },
+        ParamDoc {
+            name: "variant",
+            unit: "",
+            doc: "\"linux\" (Kühlewind's tcp_siad.c) or \"ns3-study\" (the siad-mmwave study's ns-3 port ns3::TcpSiad, tcp.stack = \"ns3\" only; its num_rtt 0 = built-in 20)",
+        },
     ];
 
     fn validate(&self) -> Result<(), String> {
-        check_range("num_rtt", self.num_rtt, self.num_rtt >= MIN_NUM_RTT, "num_rtt ≥ 2")
+        match self.variant {
+            SiadVariant::Linux => check_range("num_rtt", self.num_rtt, self.num_rtt >= MIN_NUM_RTT, "num_rtt ≥ 2"),
+            // TcpSiad's ConfigNumRtt takes any value (0 = its built-in 20).
+            SiadVariant::Ns3Study => Ok(()),
+        }
     }
 
     fn build(&self, _rng: SimRng) -> Box<dyn CongestionControl> {
+        assert!(
+            self.variant == SiadVariant::Linux,
+            "siad variant \"ns3-study\" runs only on the ns3 stack (CcConfig::check_linux refuses it here)"
+        );
         Box::new(Siad::new(self))
     }
 }
@@ -459,7 +494,7 @@ mod tests {
         cx.max_packets_out = cwnd;
         cx.is_cwnd_limited = true;
         cx.srtt_us = 40_000;
-        let mut siad = Siad::new(&SiadConfig { num_rtt, num_ms: 0 });
+        let mut siad = Siad::new(&SiadConfig { num_rtt, ..SiadConfig::default() });
         siad.init(&mut cx);
         (siad, cx)
     }
@@ -822,7 +857,18 @@ mod tests {
         assert_eq!((parsed.num_rtt, parsed.num_ms), (20, 500));
         assert!(serde_json::from_str::<SiadConfig>(r#"{"numrtt": 5}"#).is_err());
         let cc = c.build(SimRng::stream(1, "cc"));
-        assert_eq!((cc.name(), SiadConfig::PARAMS.len()), ("siad", 2));
+        assert_eq!((cc.name(), SiadConfig::PARAMS.len()), ("siad", 3));
+        assert_eq!(c.variant, SiadVariant::Linux);
+        let study: SiadConfig = serde_json::from_str(r#"{"variant": "ns3-study", "num_rtt": 0}"#).unwrap();
+        assert_eq!((study.variant, study.validate()), (SiadVariant::Ns3Study, Ok(())));
+        assert_eq!(serde_json::to_value(&study).unwrap()["variant"], "ns3-study");
+    }
+
+    #[test]
+    #[should_panic(expected = "runs only on the ns3 stack")]
+    fn the_linux_builder_refuses_the_ns3_study_variant() {
+        let study = SiadConfig { variant: SiadVariant::Ns3Study, ..SiadConfig::default() };
+        study.build(SimRng::stream(1, "cc"));
     }
 
     /// A SIAD flow on a 1 packet/ms bottleneck with 40 ms propagation (BDP 41 packets) and a

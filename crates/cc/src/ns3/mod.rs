@@ -15,6 +15,7 @@ pub mod bbr;
 pub mod cubic;
 pub mod hybla;
 pub mod newreno;
+pub mod siad;
 pub mod vegas;
 pub mod westwood;
 pub mod yeah;
@@ -246,7 +247,7 @@ pub trait Ns3CongestionOps: Send + std::fmt::Debug {
 }
 
 /// The algorithms with an ns-3 variant, as scenario names.
-pub const ALGORITHMS: &[&str] = &["newreno", "cubic", "bbr", "vegas", "yeah", "hybla", "westwood"];
+pub const ALGORITHMS: &[&str] = &["newreno", "cubic", "bbr", "vegas", "yeah", "hybla", "westwood", "siad"];
 
 /// The parameters of `kind` under ns-3's defaults (ns-3's attribute defaults where they differ
 /// from Linux's), or None when `kind` has no ns-3 variant.
@@ -261,6 +262,9 @@ pub fn default_config(kind: &str) -> Option<CcConfig> {
         // parameters here (ns-3's attribute defaults are built in).
         c @ (CcConfig::NewReno(_) | CcConfig::Vegas(_) | CcConfig::Yeah(_) | CcConfig::Westwood(_)) => c,
         CcConfig::Bbr(_) => CcConfig::Bbr(bbr::ns3_defaults()),
+        // SIAD: the siad-mmwave study's port TcpSiad (variant "ns3-study"), ConfigNumRtt 0
+        // (its built-in 20) and ConfigNumMs 0.
+        CcConfig::Siad(_) => CcConfig::Siad(siad::ns3_defaults()),
         _ => return None,
     })
 }
@@ -293,6 +297,7 @@ fn check(config: &CcConfig) -> Result<(), (String, String)> {
         CcConfig::Cubic(_) | CcConfig::Hybla(_) => Ok(()),
         CcConfig::NewReno(_) | CcConfig::Vegas(_) | CcConfig::Yeah(_) | CcConfig::Westwood(_) => Ok(()),
         CcConfig::Bbr(c) => bbr::check(c),
+        CcConfig::Siad(c) => siad::check(c),
         other => Err((String::new(), no_variant(other.name()))),
     }
 }
@@ -307,6 +312,7 @@ pub fn build(config: &CcConfig, rng: SimRng) -> Box<dyn Ns3CongestionOps> {
         CcConfig::Yeah(_) => Box::new(yeah::Yeah::new()),
         CcConfig::Westwood(_) => Box::new(westwood::WestwoodPlus::new()),
         CcConfig::Bbr(c) => Box::new(bbr::Ns3Bbr::new(c, rng, bbr::Ns3Version::V3_44)),
+        CcConfig::Siad(c) => Box::new(siad::Ns3Siad::new(c)),
         other => unreachable!("{} has no ns-3 variant; parse() refuses it", other.name()),
     }
 }

@@ -95,7 +95,6 @@ pub fn check(c: &BbrConfig) -> Result<(), (String, String)> {
     Ok(())
 }
 
-
 /// `DataRate(x)` from a double: C++ truncates toward zero (saturating here).
 fn rate(x: f64) -> u64 {
     x as u64
