@@ -89,9 +89,10 @@ def test_run_takes_a_study_name(run_cli: RunCli, tmp_path: Path) -> None:
 
 
 def test_run_takes_a_study_case_and_prints_the_radio_table(run_cli: RunCli, tmp_path: Path) -> None:
-    outcome = run_cli("run", "siad-mmwave:bbr-4MB", "-o", tmp_path / "out", "--set", "duration=0.5s", "--no-plots")
+    outcome = run_cli("run", "siad-mmwave:ns3-bbr-4MB", "-o", tmp_path / "out", "--set", "duration=0.5s", "--no-plots")
     assert outcome.code == 0, outcome.stderr
-    assert outcome.stdout.startswith("siad-mmwave-bbr-4MB: ")
+    assert outcome.stdout.startswith("siad-mmwave-ns3-bbr-4MB: ")
+    assert re.search(r"^0\s+bbr\s+ns3\s", outcome.stdout, re.MULTILINE), outcome.stdout
     assert "user  SINR mean dB  line of sight" in outcome.stdout
     assert tcplab.load(tmp_path / "out").scenario["topology"]["rlc"]["buffer"] == "4MB"
 
@@ -106,7 +107,7 @@ def test_a_wifi_run_prints_the_bss_table(run_cli: RunCli, tmp_path: Path) -> Non
 def test_an_unknown_case_exits_2_with_one_line(run_cli: RunCli) -> None:
     outcome = run_cli("run", "siad-mmwave:cubic-4MB", "--no-plots")
     assert outcome.code == 2
-    assert outcome.stderr.startswith("error: siad-mmwave:cubic-4MB: no such case (cases: siad-4MB")
+    assert outcome.stderr.startswith("error: siad-mmwave:cubic-4MB: no such case (cases: ns3-siad-4MB")
     assert outcome.stderr.count("\n") == 1
 
 

@@ -305,6 +305,7 @@ def test_the_ns3_stack_takes_ns3_defaults_for_what_a_scenario_leaves_out() -> No
         ('stack = "ns3"', '"scalable"', 'flows.0.cc: scalable has no ns-3 variant (tcp.stack = "ns3"); allowed: newreno, cubic, bbr'),
         ('stack = "ns3"', '{ kind = "siad", variant = "linux" }', 'flows.0.cc.variant: variant = "linux" needs tcp.stack = "linux"'),
         ('stack = "ns3"', '"bbr3"', "flows.0.cc: bbr3 has no ns-3 variant"),
+        ('stack = "linux"', '{ kind = "siad", variant = "ns3-study" }', 'flows.0.cc.variant: variant = "ns3-study" needs tcp.stack = "ns3"'),
         ('stack = "ns3"', '{ kind = "bbr", lt_bw = true }', 'flows.0.cc.lt_bw: lt_bw = true needs tcp.stack = "linux"'),
         (
             'stack = "ns3"',
@@ -482,16 +483,17 @@ def test_both_bases_of_the_table_are_valid() -> None:
 
 
 def test_a_study_case_applies_its_overrides_and_is_named_after_it() -> None:
-    document = load("siad-mmwave:bbr-4MB")
+    document = load("siad-mmwave:ns3-bbr-4MB")
     assert document["flows"][0]["cc"] == "bbr"
     assert document["topology"]["rlc"]["buffer"] == "4MB"
-    assert document["name"] == "siad-mmwave-bbr-4MB"
+    assert document["tcp"]["stack"] == "ns3"
+    assert document["name"] == "siad-mmwave-ns3-bbr-4MB"
     assert "study" not in document and "study" not in load("siad-mmwave")
 
 
 def test_cases_cross_the_axes_in_file_order() -> None:
     assert list(studies.find("siad-mmwave").cases) == [
-        f"{cc}-{buffer}" for cc in ("siad", "bbr") for buffer in ("4MB", "7MB", "20MB", "40MB")
+        f"{stack}-{cc}-{buffer}" for stack in ("ns3", "linux") for cc in ("siad", "bbr") for buffer in ("4MB", "7MB", "20MB", "40MB")
     ]
     assert len(studies.find("mmwave-5cc").cases) == 2 * 15
     assert list(studies.find("mmwave-5cc").cases)[:2] == ["ns3-1a-newreno", "ns3-1a-yeah"]
@@ -515,7 +517,7 @@ def test_an_unknown_case_is_a_one_line_error_listing_the_cases(tmp_path: Path) -
     plain = tmp_path / "plain.toml"
     plain.write_text(TINY_SCENARIO)
     for source, expected in [
-        ("siad-mmwave:bbr-5MB", "siad-mmwave:bbr-5MB: no such case (cases: siad-4MB, "),
+        ("siad-mmwave:bbr-5MB", "siad-mmwave:bbr-5MB: no such case (cases: ns3-siad-4MB, "),
         (f"{plain}:bbr", f"{plain}:bbr: no such case (cases: none: it has no [study.axes] table)"),
     ]:
         with pytest.raises(ScenarioError) as error:

@@ -106,7 +106,7 @@ impl CcConfig {
         match self {
             CcConfig::Siad(c) if c.variant == SiadVariant::Ns3Study => Err((
                 "variant".to_string(),
-                "variant = \"ns3-study\" needs tcp.stack = \"ns3\": it is the siad-mmwave study's ns-3 port (ns3::TcpSiad), a TcpCongestionOps for ns-3's TcpSocketBase; the linux stack runs variant = \"linux\" (tcp_siad.c)".to_string(),
+                "variant = \"ns3-study\" needs tcp.stack = \"ns3\": it is the siad-mmwave study's ns-3 port (ns3::TcpSiad); allowed on the linux stack: \"linux\" (tcp_siad.c)".to_string(),
             )),
             _ => Ok(()),
         }

@@ -157,7 +157,7 @@ fn parse_flow(value: Value, index: usize, global_tcp: &Map<String, Value>) -> Re
     if let Some(cc) = take(&mut map, "cc") {
         let path = format!("{prefix}.cc");
         let cc = match tcp.stack {
-            StackSpec::Linux => CcConfig::parse(cc),
+            StackSpec::Linux => CcConfig::parse(cc).and_then(|cc| cc.check_linux().map(|()| cc)),
             StackSpec::Ns3 => tcplab_cc::ns3::parse(cc),
         }
         .map_err(|(key, message)| ScenarioError::new(join(&path, &key), message))?;

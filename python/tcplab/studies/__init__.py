@@ -13,7 +13,8 @@ value per axis, in file order, named by the values joined with `-`:
     [study.axes.buffer.4MB]
     "topology.rlc.buffer" = "4MB"
 
-gives the case `bbr-4MB`, run as `tcplab run siad-mmwave:bbr-4MB`. `study.seeds` is how many
+gives the case `bbr-4MB`, run as `tcplab run NAME:bbr-4MB` (siad-mmwave's cases also name their
+stack: `siad-mmwave:ns3-bbr-4MB`). `study.seeds` is how many
 replications `tcplab reproduce` runs of every case, and `[study.quick]` holds the overrides of
 `--quick` (shorter runs). The `study` table is metadata: it is removed before the scenario is
 validated, and the study name alone runs the file's own values.
