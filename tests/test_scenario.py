@@ -302,10 +302,22 @@ def test_the_ns3_stack_takes_ns3_defaults_for_what_a_scenario_leaves_out() -> No
             'flows.0.tcp.gso: true needs tcp.stack = "linux": ns-3 sends one segment at a time',
         ),
         ('stack = "ns3"\nrecovery = "rack-tlp"', '"cubic"', 'flows.0.tcp.recovery: "rack-tlp" needs tcp.stack = "linux"'),
-        ('stack = "ns3"', '"scalable"', 'flows.0.cc: scalable has no ns-3 variant (tcp.stack = "ns3"); allowed: newreno, cubic, bbr'),
-        ('stack = "ns3"', '{ kind = "siad", variant = "linux" }', 'flows.0.cc.variant: variant = "linux" needs tcp.stack = "linux"'),
+        (
+            'stack = "ns3"',
+            '"scalable"',
+            'flows.0.cc: scalable has no ns-3 variant (tcp.stack = "ns3"); allowed: newreno, cubic, bbr',
+        ),
+        (
+            'stack = "ns3"',
+            '{ kind = "siad", variant = "linux" }',
+            'flows.0.cc.variant: variant = "linux" needs tcp.stack = "linux"',
+        ),
         ('stack = "ns3"', '"bbr3"', "flows.0.cc: bbr3 has no ns-3 variant"),
-        ('stack = "linux"', '{ kind = "siad", variant = "ns3-study" }', 'flows.0.cc.variant: variant = "ns3-study" needs tcp.stack = "ns3"'),
+        (
+            'stack = "linux"',
+            '{ kind = "siad", variant = "ns3-study" }',
+            'flows.0.cc.variant: variant = "ns3-study" needs tcp.stack = "ns3"',
+        ),
         ('stack = "ns3"', '{ kind = "bbr", lt_bw = true }', 'flows.0.cc.lt_bw: lt_bw = true needs tcp.stack = "linux"'),
         (
             'stack = "ns3"',
@@ -493,7 +505,10 @@ def test_a_study_case_applies_its_overrides_and_is_named_after_it() -> None:
 
 def test_cases_cross_the_axes_in_file_order() -> None:
     assert list(studies.find("siad-mmwave").cases) == [
-        f"{stack}-{cc}-{buffer}" for stack in ("ns3", "linux") for cc in ("siad", "bbr") for buffer in ("4MB", "7MB", "20MB", "40MB")
+        f"{stack}-{cc}-{buffer}"
+        for stack in ("ns3", "linux")
+        for cc in ("siad", "bbr")
+        for buffer in ("4MB", "7MB", "20MB", "40MB")
     ]
     assert len(studies.find("mmwave-5cc").cases) == 2 * 15
     assert list(studies.find("mmwave-5cc").cases)[:2] == ["ns3-1a-newreno", "ns3-1a-yeah"]
