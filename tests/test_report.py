@@ -112,6 +112,30 @@ def test_compare_overlays_runs_and_refuses_bad_input(run_cli, tiny_result, two_f
     assert "'--format': 'gif' is not one of 'png', 'svg', 'pdf'." in run_cli("compare", first, second, "--format", "gif").stderr
 
 
+def test_a_study_with_a_stack_axis_has_each_finding_checked_on_each_stack(tmp_path: Path) -> None:
+    """The rule "SIAD and BBR within 1.5 % at 7 MB and above" holds on one stack's numbers and
+    not on the other's: the verdicts say which stack each is for."""
+    import polars as pl
+
+    from tcplab.report.findings import StudyRuns, check
+
+    rows = [
+        {"stack": stack, "cc": cc, "buffer": buffer, "goodput_mbps_mean": goodput}
+        for stack, bbr in (("ns3", 1000.0), ("linux", 800.0))
+        for cc, goodput in (("siad", 1000.0), ("bbr", bbr))
+        for buffer in ("4MB", "7MB", "20MB", "40MB")
+    ]
+    table = pl.DataFrame(rows)
+    index = table.select("stack", "cc", "buffer").with_columns(
+        run_id=pl.format("{}-{}-{}", "stack", "cc", "buffer"), status=pl.lit("ok")
+    )
+    verdicts = check("siad-mmwave", StudyRuns(tmp_path, index, table))
+    close = [v for v in verdicts if "SIAD and BBR are within" in v.finding]
+    assert [v.finding.split(":")[0] for v in close] == ["ns-3's TCP (tcp.stack = ns3)", "Linux TCP (tcp.stack = linux)"]
+    assert [v.reproduced for v in close] == [True, False]
+    assert "25.0 %" in close[1].evidence
+
+
 def test_a_trace_takes_the_colour_of_the_algorithm_it_names() -> None:
     """Every algorithm of the catalog has its colour in a report's figures, and `reno`, the
     kernel's name that scenarios also accept, is newreno's; the palette names only algorithms

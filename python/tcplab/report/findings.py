@@ -338,8 +338,8 @@ STACK_NAMES = {"ns3": "ns-3's TCP (tcp.stack = ns3)", "linux": "Linux TCP (tcp.s
 
 
 def check(study: str, runs: StudyRuns) -> list[Verdict]:
-    """Every finding of `study`, checked; a check that cannot run (a case missing from a
-    partial campaign) is reported as not reproduced, with the reason. A study with a `stack`
+    """Every finding of `study`, checked; a check that cannot run (a case, metric or run missing
+    from a partial campaign) is reported as not reproduced, with the reason. A study with a `stack`
     axis has each finding checked on each stack's runs, the finding prefixed with the stack."""
     if "stack" not in runs.table.columns:
         return _check(study, runs, "")
@@ -355,7 +355,15 @@ def _check(study: str, runs: StudyRuns, prefix: str) -> list[Verdict]:
     for text, rule in FINDINGS.get(study, []):
         try:
             ok, evidence = rule(runs)
-        except (KeyError, ValueError, IndexError, ZeroDivisionError, TypeError) as error:
+        except (
+            KeyError,
+            ValueError,
+            IndexError,
+            ZeroDivisionError,
+            TypeError,
+            OSError,
+            pl.exceptions.ColumnNotFoundError,
+        ) as error:
             ok, evidence = False, f"could not be checked: {error}"
         verdicts.append(Verdict(prefix + text, bool(ok), evidence))
     return verdicts
