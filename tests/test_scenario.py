@@ -320,6 +320,16 @@ def test_the_ns3_stack_takes_ns3_defaults_for_what_a_scenario_leaves_out() -> No
         ),
         ('stack = "ns3"', '{ kind = "bbr", lt_bw = true }', 'flows.0.cc.lt_bw: lt_bw = true needs tcp.stack = "linux"'),
         (
+            'stack = "linux"',
+            '{ kind = "bbr", ns3_version = "3.35" }',
+            'flows.0.cc.ns3_version: ns3_version = "3.35" needs tcp.stack = "ns3"',
+        ),
+        (
+            'stack = "ns3"',
+            '{ kind = "bbr", ns3_version = "3.36" }',
+            'flows.0.cc.ns3_version: bbr: unknown value "3.36"; allowed: 3.44, 3.35',
+        ),
+        (
             'stack = "ns3"',
             '{ kind = "cubic", hystart = "hystart++" }',
             'flows.0.cc.hystart: hystart = "hystart++" needs tcp.stack',

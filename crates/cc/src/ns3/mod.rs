@@ -311,7 +311,7 @@ pub fn build(config: &CcConfig, rng: SimRng) -> Box<dyn Ns3CongestionOps> {
         CcConfig::Vegas(c) => Box::new(vegas::Vegas::new(c)),
         CcConfig::Yeah(_) => Box::new(yeah::Yeah::new()),
         CcConfig::Westwood(_) => Box::new(westwood::WestwoodPlus::new()),
-        CcConfig::Bbr(c) => Box::new(bbr::Ns3Bbr::new(c, rng, bbr::Ns3Version::V3_44)),
+        CcConfig::Bbr(c) => Box::new(bbr::Ns3Bbr::new(c, rng, c.ns3_version)),
         CcConfig::Siad(c) => Box::new(siad::Ns3Siad::new(c)),
         other => unreachable!("{} has no ns-3 variant; parse() refuses it", other.name()),
     }

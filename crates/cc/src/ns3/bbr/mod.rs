@@ -25,6 +25,7 @@ mod filter;
 mod tests;
 
 use super::{linux_only, CaEvent, CongState, Ns3CongestionOps, RateConnection, RateSample, Tcb};
+pub use crate::bbr::Ns3Version;
 use crate::bbr::{BbrConfig, Mode};
 use filter::MaxBwFilter;
 use tcplab_core::{SimDuration, SimRng, SimTime};
@@ -44,17 +45,6 @@ const EXTRA_ACKED_GAIN: u32 = 1;
 /// ns-3's PROBE_BW cwnd gain (`EnterProbeBW`).
 const PROBE_BW_CWND_GAIN: f64 = 2.0;
 
-/// Which ns-3 release's TcpBbr to reproduce.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum Ns3Version {
-    /// ns-3 3.44 (the differential suite's ns-3).
-    #[default]
-    V3_44,
-    /// ns-3 3.35 (the reference studies'): no 1 % pacing margin, bw samples skipped only when
-    /// their rate is 0 (`UpdateBtlBw`), min RTT seeded from m_lastRtt. Read from ns-3-dev
-    /// text of the 3.34–3.39 line (same logic as 3.35, whose doxygen lists the same members).
-    V3_35,
-}
 
 /// ns-3's attribute defaults as a [`BbrConfig`]: `HighGain` 2.89 (drain at 1/2.89),
 /// `BwWindowLength` 10 rounds, `RttWindowLength` 10 s, `ProbeRttDuration` 200 ms, PROBE_BW
@@ -69,6 +59,7 @@ pub fn ns3_defaults() -> BbrConfig {
         bw_win_rounds: 10,
         lt_bw: false,
         extra_acked_gain: f64::from(EXTRA_ACKED_GAIN),
+        ns3_version: Ns3Version::V3_44,
     }
 }
 
