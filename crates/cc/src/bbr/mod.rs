@@ -140,7 +140,11 @@ impl AlgorithmConfig for BbrConfig {
         ParamDoc { name: "bw_win_rounds", unit: "rounds", doc: "max-bandwidth filter window" },
         ParamDoc { name: "lt_bw", unit: "", doc: "long-term (policer) bandwidth estimate" },
         ParamDoc { name: "extra_acked_gain", unit: "", doc: "ACK-aggregation allowance gain, rounded to a multiple of 1/256 (0 = off)" },
-        ParamDoc { name: "ns3_version", unit: "", doc: "tcp.stack = \"ns3\" only: the ns-3 release whose TcpBbr to follow, \"3.44\" or \"3.35\"" },
+        ParamDoc {
+            name: "ns3_version",
+            unit: "",
+            doc: "tcp.stack = \"ns3\" only: the ns-3 release whose TcpBbr to follow, \"3.44\" or \"3.35\"",
+        },
     ];
 
     fn validate(&self) -> Result<(), String> {

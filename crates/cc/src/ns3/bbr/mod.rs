@@ -45,7 +45,6 @@ const EXTRA_ACKED_GAIN: u32 = 1;
 /// ns-3's PROBE_BW cwnd gain (`EnterProbeBW`).
 const PROBE_BW_CWND_GAIN: f64 = 2.0;
 
-
 /// ns-3's attribute defaults as a [`BbrConfig`]: `HighGain` 2.89 (drain at 1/2.89),
 /// `BwWindowLength` 10 rounds, `RttWindowLength` 10 s, `ProbeRttDuration` 200 ms, PROBE_BW
 /// cwnd gain 2, extra-acked gain 1, no long-term model.
