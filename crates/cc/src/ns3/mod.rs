@@ -91,7 +91,8 @@ pub struct Tcb {
     pub srtt: SimDuration,
     /// `m_lastRtt`: the latest RTT sample; zero before the first.
     pub last_rtt: SimDuration,
-    /// `m_minRtt`; `SimDuration::MAX` (ns-3 `Time::Max()`) before the first sample.
+    /// `m_minRtt`: the smallest SRTT so far (`TcpSocketBase::EstimateRtt` takes the minimum of
+    /// the smoothed RTT, not of the samples); `SimDuration::MAX` (`Time::Max()`) before one.
     pub min_rtt: SimDuration,
     /// `m_pacing`: packets leave at `pacing_rate`.
     pub pacing: bool,
