@@ -36,6 +36,8 @@ pub struct WiredLink {
     pub rate: Rate,
     pub delay: SimDuration,
     pub mtu: u32,
+    /// Link-layer bytes per frame on the wire besides the IP packet (PPP: 2).
+    pub framing: u32,
     pub loss: f64,
     rng: SimRng,
     /// Serialization time of one byte when it is a whole number of ns (10 Mbps: 800 ns),
@@ -47,7 +49,13 @@ impl WiredLink {
     pub fn new(rate: Rate, delay: SimDuration, mtu: u32, loss: f64, rng: SimRng) -> Self {
         let bps = rate.bps();
         let ns_per_byte = (bps > 0 && 8_000_000_000 % bps == 0).then(|| 8_000_000_000 / bps);
-        WiredLink { rate, delay, mtu, loss, rng, ns_per_byte }
+        WiredLink { rate, delay, mtu, framing: 0, loss, rng, ns_per_byte }
+    }
+
+    /// With `framing` link-layer bytes per frame on the wire.
+    pub fn with_framing(mut self, framing: u32) -> Self {
+        self.framing = framing;
+        self
     }
 
     fn tx_time(&self, bytes: u64) -> SimDuration {
@@ -69,7 +77,7 @@ impl WiredLink {
 impl LinkModel for WiredLink {
     fn transmit(&mut self, pkt: &Packet, now: SimTime) -> Transmission {
         let fragments = self.fragments(pkt.size);
-        let wire_bytes = pkt.size as u64 + (fragments - 1) * IP_HEADER_BYTES;
+        let wire_bytes = pkt.size as u64 + (fragments - 1) * IP_HEADER_BYTES + fragments * u64::from(self.framing);
         let done_at = now + self.tx_time(wire_bytes);
         let lost = self.loss > 0.0 && (0..fragments).any(|_| self.rng.chance(self.loss));
         Transmission { done_at, arrives_at: (!lost).then_some(done_at + self.delay) }
@@ -197,6 +205,18 @@ mod tests {
 
     fn pkt(payload: u32) -> Packet {
         Packet::data(0, 0, 1, DataHeader { seq: 0, payload, tsval: SimTime::ZERO, cwr: false }, Ecn::NotEct)
+    }
+
+    #[test]
+    fn framing_adds_its_bytes_to_every_frame_on_the_wire() {
+        // 10 Mbps: 800 ns a byte. A 1500 B packet with PPP's 2 B takes 1502 · 800 ns; a
+        // 3000 B packet over MTU 1500 is 3 fragments (2980 B of payload over 1480 B each):
+        // 3000 + 2·20 B of extra IP headers + 3·2 B of framing.
+        let mut link = WiredLink::new(Rate::from_mbps(10), SimDuration::ZERO, 1500, 0.0, SimRng::stream(1, "t")).with_framing(2);
+        let pkt =
+            |size: u32| Packet::data(0, 0, 1, DataHeader { seq: 0, payload: size - 52, tsval: SimTime::ZERO, cwr: false }, Ecn::NotEct);
+        assert_eq!(link.transmit(&pkt(1500), SimTime::ZERO).done_at, SimTime(1502 * 800));
+        assert_eq!(link.transmit(&pkt(3000), SimTime::ZERO).done_at, SimTime((3000 + 40 + 6) * 800));
     }
 
     fn wired(loss: f64) -> WiredLink {

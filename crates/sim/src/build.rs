@@ -183,7 +183,7 @@ impl<E> Builder<'_, E> {
             let id = self.links.len() as u32;
             let name = format!("{}->{}", self.nodes[from as usize].name, self.nodes[to as usize].name);
             let rng = SimRng::stream(self.seed, &format!("link/{name}/loss"));
-            let model = WiredLink::new(spec.rate.0, delay, spec.mtu, loss, rng);
+            let model = WiredLink::new(spec.rate.0, delay, spec.mtu, loss, rng).with_framing(spec.framing);
             let queue_rng = SimRng::stream(self.seed, &format!("link/{name}/queue"));
             let queue = queue.build(queue_limit(buffer), ecn_threshold.map(ce_threshold), queue_rng);
             self.links.push(Direction::new(id, name, from, to, queue, Box::new(model)));

@@ -69,6 +69,11 @@ pub struct LinkSpec {
     /// Largest IP packet in bytes; larger packets are fragmented.
     #[serde(default = "default_mtu")]
     pub mtu: u32,
+    /// Link-layer bytes each frame (each IP packet or fragment) takes on the wire besides the
+    /// IP packet, outside the MTU: 0 (default) = IP packets only; ns-3's point-to-point
+    /// devices add a 2-byte PPP header; Ethernet with preamble, FCS and gap 38.
+    #[serde(default)]
+    pub framing: u32,
     /// CE-mark ECT packets (each direction): "20pkt" marks an arrival that finds at least 20
     /// packets queued (DCTCP's step marking, RED with min = max = K), "1ms" marks a packet
     /// leaving after more than 1 ms in the queue (fq_codel's ce_threshold). Default: no marking.
@@ -97,6 +102,7 @@ impl LinkSpec {
             queue: QueueConfig::default(),
             loss: 0.0,
             mtu: default_mtu(),
+            framing: 0,
             ecn_threshold: None,
             reverse: None,
         }

@@ -21,6 +21,9 @@ use tcplab_net::QueueConfig;
 const MAX_IP_PACKET_BYTES: u32 = 65_535;
 /// Every IPv4 link must carry 68-byte datagrams unfragmented (RFC 791 §3.2, Fragmentation).
 const MIN_MTU_BYTES: u32 = 68;
+/// The most link-layer bytes per frame a link may add (Ethernet with preamble, FCS, gap and
+/// two VLAN tags is 46).
+const MAX_FRAMING_BYTES: u32 = 100;
 /// The largest window TCP can advertise: window scaling shifts by at most 14 (RFC 7323
 /// §2.3), so 2^30 bytes.
 const MAX_RCV_BUF_BYTES: u64 = 1 << 30;
@@ -450,6 +453,12 @@ fn check_link(l: &LinkSpec, path: &str, explicit: bool) -> Result<(), ScenarioEr
             format!("{} is out of range; allowed: {MIN_MTU_BYTES} to {MAX_IP_PACKET_BYTES} bytes (IPv4, RFC 791)", l.mtu),
         ));
     }
+    if l.framing > MAX_FRAMING_BYTES {
+        return Err(ScenarioError::new(
+            format!("{path}.framing"),
+            format!("{} B is out of range; allowed: 0 to {MAX_FRAMING_BYTES} bytes of link-layer overhead per frame", l.framing),
+        ));
+    }
     check_packet_time(l.rate, u64::from(l.mtu), &format!("{path}.rate"), &format!("one {} B packet", l.mtu))?;
     check_buffer(l.buffer, l.mtu, format!("{path}.buffer"))?;
     check_queue(&l.queue, l.buffer, format!("{path}.queue"))?;
@@ -800,6 +809,7 @@ mod tests {
             (Box::new(|v| v["tcp"] = json!({"rcv_buf": "2GiB"})), "tcp.rcv_buf: 2GiB is more than TCP can advertise; allowed: one segment to 1GiB"),
             (Box::new(|v| v["topology"]["bottleneck"]["mtu"] = json!(65536)), "topology.bottleneck.mtu: 65536 is out of range; allowed: 68 to 65535 bytes"),
             (Box::new(|v| v["topology"]["bottleneck"]["mtu"] = json!(67)), "topology.bottleneck.mtu: 67 is out of range; allowed: 68 to 65535 bytes"),
+            (Box::new(|v| v["topology"]["bottleneck"]["framing"] = json!(101)), "topology.bottleneck.framing: 101 B is out of range; allowed: 0 to 100 bytes"),
             (Box::new(|v| v["flows"][0]["app"] = json!({"rate": "1Mbps", "packet_size": "7MB"})), "flows.0.app.packet_size: 7MB is out of range: a write larger than the send buffer (tcp.snd_buf) is always discarded; allowed: 1B to 6MiB"),
             (Box::new(|v| v["flows"][0]["app"] = json!({"rate": "1000Gbps", "packet_size": "1B"})), "flows.0.app.rate: 1000Gbps is too fast for the simulator's 1 ns clock: the interval between two 1B writes would take under 10 ns; allowed: at most 800Mbps"),
             (Box::new(|v| wifi(v, json!({"max_ampdu": "1GB"}))), "topology.wifi.max_ampdu: 1GB is above what 802.11n allows; allowed: 0B (off) to 65535B"),

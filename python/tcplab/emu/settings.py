@@ -363,6 +363,9 @@ KERNEL_SETTINGS: dict[str, Handling] = {
     "topology.bottleneck.queue": Handling("droptail: pfifo/bfifo; headdrop: pfifo_head_drop", _queue),
     "topology.bottleneck.loss": Handling("refused unless 0", _no_loss),
     "topology.bottleneck.mtu": Handling("mtu (and gso_max_size, gro_max_size) of every veth and of the TUN devices", _mtu),
+    "topology.bottleneck.framing": Handling(
+        "the delay line's transmitter times IP packets", _exactly(0, "link-layer framing is not emulated: the transmitter times IP packets")
+    ),
     "topology.bottleneck.ecn_threshold": Handling("refused", _absent("CE marking needs red/fq_codel, which this kernel lacks")),
     "topology.bottleneck.reverse": Handling("refused", _absent("per-direction overrides are not emulated")),
     "topology.access.rate": Handling("not shaped (veths at memory speed): only rates that would not matter", _access_rate),
@@ -371,6 +374,7 @@ KERNEL_SETTINGS: dict[str, Handling] = {
     "topology.access.queue": Handling("no effect: under the rate and buffer rules the access queue does not fill"),
     "topology.access.loss": Handling("refused unless 0", _no_loss),
     "topology.access.mtu": Handling("the veths' MTU, equal to the bottleneck's", _same_mtu),
+    "topology.access.framing": Handling("no effect: the access links are not shaped"),
     "topology.access.ecn_threshold": Handling("refused", _absent("CE marking needs red/fq_codel, which this kernel lacks")),
     "topology.access.reverse": Handling("refused", _absent("per-direction overrides are not emulated")),
     "flows.*.cc": Handling(
