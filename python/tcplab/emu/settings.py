@@ -364,7 +364,8 @@ KERNEL_SETTINGS: dict[str, Handling] = {
     "topology.bottleneck.loss": Handling("refused unless 0", _no_loss),
     "topology.bottleneck.mtu": Handling("mtu (and gso_max_size, gro_max_size) of every veth and of the TUN devices", _mtu),
     "topology.bottleneck.framing": Handling(
-        "the delay line's transmitter times IP packets", _exactly(0, "link-layer framing is not emulated: the transmitter times IP packets")
+        "the delay line's transmitter times IP packets",
+        _exactly(0, "link-layer framing is not emulated: the transmitter times IP packets"),
     ),
     "topology.bottleneck.ecn_threshold": Handling("refused", _absent("CE marking needs red/fq_codel, which this kernel lacks")),
     "topology.bottleneck.reverse": Handling("refused", _absent("per-direction overrides are not emulated")),
