@@ -467,7 +467,9 @@ impl Ns3Sender {
         }
         self.tcb.ssthresh = self.cc.get_ss_thresh(&self.tcb, in_flight);
         if !self.cc.has_cong_control() {
-            self.tcb.cwnd = self.prr.enter_recovery(self.prr_input(), current_delivered);
+            if let Some(cwnd) = self.prr.enter_recovery(self.prr_input(), current_delivered) {
+                self.tcb.cwnd = cwnd;
+            }
         }
         let tx = self.send_segment(now, head, true);
         self.forced.push_back(tx);

@@ -31,12 +31,14 @@ pub(crate) struct PrrInput {
 }
 
 impl Ns3Prr {
-    /// `EnterRecovery`: RecoverFS = pipe; returns the new cwnd.
-    pub(crate) fn enter_recovery(&mut self, t: PrrInput, delivered_bytes: u32) -> u32 {
+    /// `EnterRecovery`: RecoverFS = pipe; the new cwnd, or None when nothing counts as delivered
+    /// (an empty pipe: the duplicate ACK's segment is only added below RecoverFS), which leaves
+    /// cwnd as it is, as ns-3's early return does.
+    pub(crate) fn enter_recovery(&mut self, t: PrrInput, delivered_bytes: u32) -> Option<u32> {
         self.out = 0;
         self.delivered = 0;
         self.recovery_flight_size = t.bytes_in_flight;
-        self.do_recovery(t, delivered_bytes, true).expect("a duplicate ACK always delivers a segment")
+        self.do_recovery(t, delivered_bytes, true)
     }
 
     /// `DoRecovery`: the new cwnd, or None when the ACK delivered nothing (cwnd unchanged).
@@ -87,7 +89,7 @@ mod tests {
         // RecoverFS 20 000, ssthresh 10 000. Entering: delivered 1448 + 1448 (dupack) = 2896;
         // ⌈2896·10000/20000⌉ = 1448 → cwnd = pipe + 1448.
         let mut p = Ns3Prr::default();
-        assert_eq!(p.enter_recovery(input(20_000, 10_000), 1448), 21_448);
+        assert_eq!(p.enter_recovery(input(20_000, 10_000), 1448), Some(21_448));
         p.on_sent(1448);
         // A SACK of 2896 (not a dupack for the count): delivered 5792; ⌈5792/2⌉ − 1448 = 1448.
         assert_eq!(p.do_recovery(input(18_552, 10_000), 2896, false), Some(18_552 + 1448));
@@ -102,7 +104,7 @@ mod tests {
         // bytes, less than prr_out).
         let mut p = Ns3Prr::default();
         let mut pipe = 4_000_000;
-        assert_eq!(p.enter_recovery(input(pipe, 2_000_000), 1448), 4_001_448);
+        assert_eq!(p.enter_recovery(input(pipe, 2_000_000), 1448), Some(4_001_448));
         for _ in 0..5 {
             p.on_sent(1448);
             pipe -= 1448;
@@ -121,6 +123,8 @@ mod tests {
         // With slack, SSRB adds a segment when a retransmission was acknowledged.
         let mut q = Ns3Prr::default();
         q.enter_recovery(input(10_000, 20_000), 1448);
+        // an empty pipe: nothing counts as delivered, cwnd stays
+        assert_eq!(Ns3Prr::default().enter_recovery(input(0, 20_000), 0), None);
         q.on_sent(1448);
         let t = PrrInput { retrans_data_acked: true, ..input(10_000, 20_000) };
         // delivered 2896 + 2896 = 5792; limit max(5792 − 1448, 2896) + 1448 = 5792

@@ -135,3 +135,23 @@ fn the_receiver_advertises_its_whole_buffer_and_acks_the_first_segment_at_once()
     let acks = r.on_data(at_us(60_300), &seg(3, 40_300), Ecn::NotEct);
     assert_eq!(acks.last().unwrap().rwnd_bytes, config().rcv_buf_bytes);
 }
+
+#[test]
+fn without_sack_recovery_with_an_empty_pipe_keeps_cwnd() {
+    // 4 segments out, three duplicate ACKs: Reno emulation counts them as SACKed and the head
+    // as lost, so the pipe is empty when Recovery starts and PRR has nothing delivered to
+    // share out (ns-3's DoRecovery returns early); the head still goes out at once.
+    let mut s = Ns3Sender::new(TcpConfig { sack: false, ..config() }, Box::new(NewReno), Some(4 * u64::from(MSS)));
+    s.start(SimTime::ZERO);
+    let syn = drain(&mut s, SimTime::ZERO);
+    s.on_ack(at_us(40_100), &ack(0, syn[0].header.tsval, &[]));
+    let sent = drain(&mut s, at_us(40_100));
+    assert_eq!(sent.len(), 4);
+    for i in 1..=3 {
+        s.on_ack(at_us(80_100 + i), &ack(0, sent[0].header.tsval, &[]));
+    }
+    assert_eq!(s.tcb().cong_state, CongState::Recovery);
+    assert_eq!(s.tcb().cwnd, 10 * MSS);
+    let out = drain(&mut s, at_us(80_200));
+    assert!(out[0].is_retransmit && out[0].header.seq == 0);
+}
