@@ -72,3 +72,36 @@ def test_every_documented_divergence_names_cases_of_the_grid() -> None:
     grid = ns3_diff.cases()
     for pattern in ns3_diff.DIVERGENT:
         assert any(ns3_diff.fnmatch.fnmatch(name, pattern) for name in grid), pattern
+
+
+@pytest.mark.parametrize("sack", [True, False])
+@pytest.mark.parametrize("pacing", ["off", "fq"])
+@pytest.mark.parametrize("cc", ["newreno", "cubic", "bbr", "vegas", "yeah", "hybla", "westwood", "siad"])
+def test_the_ns3_stack_runs_lossy_small_buffer_paths_without_sack_or_with_pacing(sack: bool, pacing: str, cc: str) -> None:
+    """Off the differential grid: random loss, a 5-packet buffer, a 16 KiB receive window, a
+    short transfer and a fixed-rate writer beside a bulk flow: every flow delivers data, and
+    the 3000-byte transfer sends its 6 segments (5 of 536 B and one of 320 B) and no more new
+    ones (in 4 s it may still be waiting for a backed-off timeout)."""
+    import tcplab
+
+    scenario = f"""duration = "4s"
+[topology]
+kind = "dumbbell"
+bottleneck = {{ rate = "20Mbps", delay = "15ms", buffer = "5pkt", loss = 0.02 }}
+[tcp]
+stack = "ns3"
+sack = {str(sack).lower()}
+pacing = "{pacing}"
+rcv_buf = "16KiB"
+[[flows]]
+cc = "{cc}"
+[[flows]]
+cc = "{cc}"
+bytes = "3000B"
+[[flows]]
+cc = "{cc}"
+app = {{ rate = "5Mbps", packet_size = "700B" }}
+"""
+    flows = tcplab.run(scenario, plots=False).summary["flows"]
+    assert all(flow["stack"] == "ns3" and flow["bytes_acked"] > 0 for flow in flows), flows
+    assert flows[1]["segments_sent"] - flows[1]["retransmits"] == 6, flows[1]
