@@ -10,7 +10,7 @@ pub mod routing;
 pub mod wifi;
 
 pub use link::{Direction, LinkModel, Transmission, WiredLink};
-pub use queue::{CeThreshold, DropReason, DropSink, Queue, QueueConfig, QueueLimit};
+pub use queue::{CeThreshold, DropReason, DropSink, Queue, QueueConfig, QueueContext, QueueLimit};
 pub use routing::RoutingTable;
 
 /// Whether a node runs applications (hosts) or only forwards (routers).

@@ -200,7 +200,7 @@ impl Direction {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::queue::{Discipline, DroptailConfig, QueueLimit};
+    use crate::queue::{Discipline, DroptailConfig, QueueContext, QueueLimit};
     use tcplab_core::{DataHeader, Ecn};
 
     fn pkt(payload: u32) -> Packet {
@@ -256,7 +256,7 @@ mod tests {
 
     #[test]
     fn direction_keeps_the_transmitter_busy_and_conserves_packets() {
-        let q = DroptailConfig {}.build(QueueLimit::Packets(1), None, SimRng::stream(1, "q"));
+        let q = DroptailConfig {}.build(QueueContext::for_tests(QueueLimit::Packets(1), None));
         let mut d = Direction::new(0, "a->b".into(), 0, 1, q, Box::new(wired(0.0)));
         assert_eq!(d.offer(pkt(1448), SimTime::ZERO), Offer::Started { done_at: SimTime(1_200_000) });
         assert_eq!(d.offer(pkt(1448), SimTime::ZERO), Offer::Accepted);

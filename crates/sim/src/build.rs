@@ -8,14 +8,13 @@
 
 use crate::cell::RecordedCell;
 use crate::error::ScenarioError;
-use crate::link_spec::{queue_limit, LinkSpec};
+use crate::link_spec::{queue_context, LinkSpec};
 use crate::mmwave::{ENB, PGW, REMOTE};
 use crate::mmwave_record::RecordedMmwave;
 use crate::scenario::{
     dumbbell_node_names, AtoSpec, FlowSpec, PacingSpec, RecoverySpec, RtoSpec, Scenario, Ssthresh, StackSpec, TcpSpec, Topology,
 };
 use crate::tsq::Tsq;
-use crate::units::EcnThresholdValue;
 use crate::wifi_record::RecordedWifi;
 use std::collections::HashMap;
 use tcplab_cc::INFINITE_SSTHRESH;
@@ -24,7 +23,7 @@ use tcplab_net::mmwave::cell::MmWaveCell;
 use tcplab_net::mmwave::phy::Mcs;
 use tcplab_net::radio::{RadioDirection, UserId};
 use tcplab_net::wifi::bss::WifiBss;
-use tcplab_net::{CeThreshold, Direction, Node, NodeRole, RoutingTable, WiredLink};
+use tcplab_net::{Direction, Node, NodeRole, RoutingTable, WiredLink};
 use tcplab_tcp::{DelayedAck, EcnMode, FlowSender, Ns3Sender, PacingMode, RecoveryMode, RtoMode, Stack, TcpConfig, TcpReceiver, TcpSender};
 
 /// One TCP connection in the world.
@@ -138,13 +137,6 @@ impl RateApp {
     }
 }
 
-fn ce_threshold(t: EcnThresholdValue) -> CeThreshold {
-    match t {
-        EcnThresholdValue::Packets(k) => CeThreshold::Backlog(k),
-        EcnThresholdValue::Sojourn(d) => CeThreshold::Sojourn(d),
-    }
-}
-
 struct Builder<'t, E> {
     seed: u64,
     nodes: Vec<Node>,
@@ -185,7 +177,7 @@ impl<E> Builder<'_, E> {
             let rng = SimRng::stream(self.seed, &format!("link/{name}/loss"));
             let model = WiredLink::new(spec.rate.0, delay, spec.mtu, loss, rng).with_framing(spec.framing);
             let queue_rng = SimRng::stream(self.seed, &format!("link/{name}/queue"));
-            let queue = queue.build(queue_limit(buffer), ecn_threshold.map(ce_threshold), queue_rng);
+            let queue = queue.build(queue_context(spec, buffer, ecn_threshold, queue_rng));
             self.links.push(Direction::new(id, name, from, to, queue, Box::new(model)));
         }
         (self.tick)()

@@ -5,8 +5,8 @@ use crate::units::{BufferValue, DurationValue, EcnThresholdValue, RateValue};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tcplab_cc::config::humanize_serde_message;
-use tcplab_core::{Rate, SimDuration};
-use tcplab_net::{QueueConfig, QueueLimit};
+use tcplab_core::{Rate, SimDuration, SimRng};
+use tcplab_net::{CeThreshold, QueueConfig, QueueContext, QueueLimit};
 
 /// `queue`: a discipline name or a table with `kind` (`QueueConfig::parse`), in the words of a
 /// scenario file.
@@ -109,10 +109,20 @@ impl LinkSpec {
     }
 }
 
-/// A link buffer as the limit of its queues.
-pub fn queue_limit(buffer: BufferValue) -> QueueLimit {
-    match buffer {
-        BufferValue::Packets(n) => QueueLimit::Packets(n),
-        BufferValue::Bytes(b) => QueueLimit::Bytes(b),
+/// What the queue of one direction of `link` is built for, with that direction's buffer
+/// and marking threshold.
+pub fn queue_context(link: &LinkSpec, buffer: BufferValue, ecn_threshold: Option<EcnThresholdValue>, rng: SimRng) -> QueueContext {
+    QueueContext {
+        limit: match buffer {
+            BufferValue::Packets(n) => QueueLimit::Packets(n),
+            BufferValue::Bytes(b) => QueueLimit::Bytes(b),
+        },
+        marking: ecn_threshold.map(|t| match t {
+            EcnThresholdValue::Packets(k) => CeThreshold::Backlog(k),
+            EcnThresholdValue::Sojourn(d) => CeThreshold::Sojourn(d),
+        }),
+        rng,
+        rate: link.rate.0,
+        mtu: link.mtu,
     }
 }

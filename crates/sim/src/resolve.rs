@@ -5,7 +5,7 @@
 //! enums, and each flow's `tcp` table is merged over the scenario's before it is parsed.
 
 use crate::error::ScenarioError;
-use crate::link_spec::{queue_limit, LinkSpec};
+use crate::link_spec::{queue_context, LinkSpec};
 use crate::scenario::{dumbbell_node_names, FlowSpec, Scenario, StackSpec, TcpSpec, Topology};
 use crate::units::{BufferValue, DurationValue, EcnThresholdValue, RateValue, SizeValue};
 use serde::de::DeserializeOwned;
@@ -14,7 +14,7 @@ use std::collections::{HashMap, HashSet};
 use tcplab_cc::config::humanize_serde_message;
 use tcplab_cc::CcConfig;
 use tcplab_core::packet::HEADER_BYTES;
-use tcplab_core::{Rate, SimDuration};
+use tcplab_core::{Rate, SimDuration, SimRng};
 use tcplab_net::QueueConfig;
 
 /// The IPv4 total-length field has 16 bits (RFC 791 §3.1): no IP packet is larger.
@@ -415,9 +415,16 @@ fn check_buffer(buffer: BufferValue, mtu: u32, path: String) -> Result<(), Scena
     Ok(())
 }
 
-/// The discipline's own parameter checks, against the direction's buffer.
-fn check_queue(queue: &QueueConfig, buffer: BufferValue, path: String) -> Result<(), ScenarioError> {
-    queue.validate(queue_limit(buffer)).map_err(|m| ScenarioError::new(path, m))
+/// The discipline's own parameter checks, against the direction's buffer and marking.
+fn check_queue(
+    queue: &QueueConfig,
+    l: &LinkSpec,
+    buffer: BufferValue,
+    ecn_threshold: Option<EcnThresholdValue>,
+    path: String,
+) -> Result<(), ScenarioError> {
+    let ctx = queue_context(l, buffer, ecn_threshold, SimRng::stream(0, "validation"));
+    queue.validate(&ctx).map_err(|m| ScenarioError::new(path, m))
 }
 
 /// A marking threshold must be > 0 and, in packets against a packet limit, below the limit
@@ -461,7 +468,7 @@ fn check_link(l: &LinkSpec, path: &str, explicit: bool) -> Result<(), ScenarioEr
     }
     check_packet_time(l.rate, u64::from(l.mtu), &format!("{path}.rate"), &format!("one {} B packet", l.mtu))?;
     check_buffer(l.buffer, l.mtu, format!("{path}.buffer"))?;
-    check_queue(&l.queue, l.buffer, format!("{path}.queue"))?;
+    check_queue(&l.queue, l, l.buffer, l.ecn_threshold, format!("{path}.queue"))?;
     check_loss(l.loss, format!("{path}.loss"))?;
     if let Some(t) = l.ecn_threshold {
         check_ecn_threshold(t, l.buffer, format!("{path}.ecn_threshold"))?;
@@ -470,7 +477,8 @@ fn check_link(l: &LinkSpec, path: &str, explicit: bool) -> Result<(), ScenarioEr
         if let Some(b) = r.buffer {
             check_buffer(b, l.mtu, format!("{path}.reverse.buffer"))?;
         }
-        check_queue(r.queue.as_ref().unwrap_or(&l.queue), r.buffer.unwrap_or(l.buffer), format!("{path}.reverse.queue"))?;
+        let (queue, buffer) = (r.queue.as_ref().unwrap_or(&l.queue), r.buffer.unwrap_or(l.buffer));
+        check_queue(queue, l, buffer, r.ecn_threshold.or(l.ecn_threshold), format!("{path}.reverse.queue"))?;
         if let Some(loss) = r.loss {
             check_loss(loss, format!("{path}.reverse.loss"))?;
         }

@@ -1,10 +1,10 @@
 //! Drop tail: a FIFO that refuses arrivals when full (Linux `pfifo`/`bfifo`, ns-3
 //! FifoQueueDisc).
 
-use super::{CeThreshold, Discipline, DropReason, DropSink, Fifo, FifoQueue, ParamDoc, Queue, QueueLimit};
+use super::{Discipline, DropReason, DropSink, Fifo, FifoQueue, ParamDoc, Queue, QueueContext};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tcplab_core::{Packet, SimRng, SimTime};
+use tcplab_core::{Packet, SimTime};
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -15,8 +15,8 @@ impl Discipline for DroptailConfig {
     const SUMMARY: &'static str = "FIFO, drops arriving packets when full (Linux pfifo/bfifo)";
     const PARAMS: &'static [ParamDoc] = &[];
 
-    fn build(&self, limit: QueueLimit, marking: Option<CeThreshold>, _rng: SimRng) -> Box<dyn Queue> {
-        FifoQueue::boxed(limit, marking, refuse_when_full)
+    fn build(&self, ctx: QueueContext) -> Box<dyn Queue> {
+        FifoQueue::boxed(ctx.limit, ctx.marking, refuse_when_full)
     }
 }
 
@@ -33,10 +33,11 @@ fn refuse_when_full(fifo: &mut Fifo, pkt: Packet, now: SimTime, sink: &mut DropS
 mod tests {
     use super::super::fifo::tests::{pkt, seq, with_ecn};
     use super::*;
+    use crate::queue::{CeThreshold, QueueLimit};
     use tcplab_core::Ecn;
 
     fn queue(limit: QueueLimit, marking: Option<CeThreshold>) -> Box<dyn Queue> {
-        DroptailConfig {}.build(limit, marking, SimRng::stream(1, "q"))
+        DroptailConfig {}.build(QueueContext::for_tests(limit, marking))
     }
 
     #[test]

@@ -4,10 +4,10 @@
 //! limit is refused instead. ECN marking counts the backlog the arrival found, before the
 //! evictions.
 
-use super::{CeThreshold, Discipline, DropReason, DropSink, Fifo, FifoQueue, ParamDoc, Queue, QueueLimit};
+use super::{Discipline, DropReason, DropSink, Fifo, FifoQueue, ParamDoc, Queue, QueueContext};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tcplab_core::{Packet, SimRng, SimTime};
+use tcplab_core::{Packet, SimTime};
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -18,8 +18,8 @@ impl Discipline for HeaddropConfig {
     const SUMMARY: &'static str = "FIFO, drops the oldest packet when full (Linux pfifo_head_drop)";
     const PARAMS: &'static [ParamDoc] = &[];
 
-    fn build(&self, limit: QueueLimit, marking: Option<CeThreshold>, _rng: SimRng) -> Box<dyn Queue> {
-        FifoQueue::boxed(limit, marking, evict_oldest_until_it_fits)
+    fn build(&self, ctx: QueueContext) -> Box<dyn Queue> {
+        FifoQueue::boxed(ctx.limit, ctx.marking, evict_oldest_until_it_fits)
     }
 }
 
@@ -39,10 +39,11 @@ fn evict_oldest_until_it_fits(fifo: &mut Fifo, pkt: Packet, now: SimTime, sink: 
 mod tests {
     use super::super::fifo::tests::{pkt, seq, with_ecn};
     use super::*;
+    use crate::queue::{CeThreshold, QueueLimit};
     use tcplab_core::Ecn;
 
     fn queue(limit: QueueLimit, marking: Option<CeThreshold>) -> Box<dyn Queue> {
-        HeaddropConfig {}.build(limit, marking, SimRng::stream(1, "q"))
+        HeaddropConfig {}.build(QueueContext::for_tests(limit, marking))
     }
 
     fn drain(q: &mut dyn Queue, sink: &mut DropSink) -> Vec<u32> {

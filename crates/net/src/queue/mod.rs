@@ -15,7 +15,7 @@ use serde::{Serialize, Serializer};
 use serde_json::Value;
 pub use tcplab_core::registry::ParamDoc;
 use tcplab_core::registry::Setting;
-use tcplab_core::{Ecn, FlowId, Packet, PacketKind, SimDuration, SimRng, SimTime};
+use tcplab_core::{Ecn, FlowId, Packet, PacketKind, Rate, SimDuration, SimRng, SimTime};
 
 /// The capacity of a queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -99,10 +99,34 @@ impl DropSink {
     }
 }
 
+/// What a discipline is built for: the link direction it feeds.
+#[derive(Clone, Debug)]
+pub struct QueueContext {
+    /// The direction's buffer.
+    pub limit: QueueLimit,
+    /// The link's `ecn_threshold`, for the disciplines that take it.
+    pub marking: Option<CeThreshold>,
+    /// The direction's own random stream, for disciplines that draw.
+    pub rng: SimRng,
+    /// The rate of the transmitter the queue feeds.
+    pub rate: Rate,
+    /// The link's MTU in bytes.
+    pub mtu: u32,
+}
+
+impl QueueContext {
+    /// A 10 Mbit/s, 1500-byte-MTU direction with a fixed random stream.
+    #[cfg(test)]
+    pub fn for_tests(limit: QueueLimit, marking: Option<CeThreshold>) -> Self {
+        QueueContext { limit, marking, rng: SimRng::stream(1, "q"), rate: Rate::from_mbps(10), mtu: 1500 }
+    }
+}
+
 /// An egress queue discipline.
 pub trait Queue: Send + std::fmt::Debug {
     /// Offers `pkt`; what is discarded (the arrival, or any number of queued packets) or
-    /// marked is reported to `sink`.
+    /// marked is reported to `sink`. A queued packet's `enqueued_at` is set to `now` (the
+    /// link records each packet's sojourn from it).
     fn enqueue(&mut self, pkt: Packet, now: SimTime, sink: &mut DropSink);
     /// The next packet to send, if any; packets discarded on the way go to `sink`.
     fn dequeue(&mut self, now: SimTime, sink: &mut DropSink) -> Option<Packet>;
@@ -122,14 +146,15 @@ pub trait Discipline: Default + Serialize + serde::de::DeserializeOwned {
     /// Every field, in declaration order.
     const PARAMS: &'static [ParamDoc];
 
-    /// Range checks against the link's `limit`; the error names the parameter and what is allowed.
-    fn validate(&self, limit: QueueLimit) -> Result<(), String> {
-        let _ = limit;
+    /// Range checks against the link's buffer and `ecn_threshold` (`ctx.rng` is a placeholder
+    /// here); the error names the parameter and what is allowed.
+    fn validate(&self, ctx: &QueueContext) -> Result<(), String> {
+        let _ = ctx;
         Ok(())
     }
 
-    /// An empty queue; `rng` is the direction's own stream for disciplines that draw.
-    fn build(&self, limit: QueueLimit, marking: Option<CeThreshold>, rng: SimRng) -> Box<dyn Queue>;
+    /// An empty queue for the direction `ctx` describes.
+    fn build(&self, ctx: QueueContext) -> Box<dyn Queue>;
 }
 
 /// Declares the registry from one list (`tcplab_core::registry!`: `QueueConfig`, what a link
@@ -150,17 +175,17 @@ macro_rules! disciplines {
         }
 
         impl QueueConfig {
-            /// Checks the parameters against the link's `limit`.
-            pub fn validate(&self, limit: QueueLimit) -> Result<(), String> {
+            /// Checks the parameters against the direction `ctx` describes.
+            pub fn validate(&self, ctx: &QueueContext) -> Result<(), String> {
                 match self {
-                    $(QueueConfig::$variant(c) => c.validate(limit),)*
+                    $(QueueConfig::$variant(c) => c.validate(ctx),)*
                 }
             }
 
             /// An empty queue of this discipline.
-            pub fn build(&self, limit: QueueLimit, marking: Option<CeThreshold>, rng: SimRng) -> Box<dyn Queue> {
+            pub fn build(&self, ctx: QueueContext) -> Box<dyn Queue> {
                 match self {
-                    $(QueueConfig::$variant(c) => c.build(limit, marking, rng),)*
+                    $(QueueConfig::$variant(c) => c.build(ctx),)*
                 }
             }
         }
@@ -222,7 +247,7 @@ mod tests {
                 info.params.is_empty(),
                 "{name}: only a discipline without parameters is written as its name"
             );
-            assert_eq!(bare.validate(QueueLimit::Packets(1)), Ok(()), "{name}: defaults must validate");
+            assert_eq!(bare.validate(&QueueContext::for_tests(QueueLimit::Packets(1), None)), Ok(()), "{name}: defaults must validate");
         }
     }
 
