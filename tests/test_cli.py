@@ -38,7 +38,8 @@ def test_run_writes_every_file_and_prints_the_summary(run_cli: RunCli, tiny_scen
     assert [path.stem for path in pictures] == ["backlog", "cwnd", "rtt", "throughput"]
     assert all(path.stat().st_size > 0 for path in pictures)
     assert re.search(r"^0\s+cubic\s+linux\s+\d+\.\d\d\s", outcome.stdout, re.MULTILINE), outcome.stdout
-    assert re.search(r"^left->right\s+\d+\.\d%\s+\d+\s+\d+$", outcome.stdout, re.MULTILINE), outcome.stdout
+    link_row = r"^left->right\s+\d+\.\d%\s+\d+\s+\d+\s+\d+\s+\d+\.\d\d\s+\d+\.\d\d$"
+    assert re.search(link_row, outcome.stdout, re.MULTILINE), outcome.stdout
     assert "Jain's fairness index: 1.000" in outcome.stdout
     assert "events" in outcome.stdout
     assert outcome.stdout.rstrip().endswith(f"wrote {tmp_path / 'out'}")

@@ -75,8 +75,20 @@ def _flow_table(flows: list[dict[str, Any]]) -> str:
 def _link_table(links: list[dict[str, Any]]) -> str:
     """The links that carried traffic or dropped packets; a note counts the others."""
     shown = [link for link in links if link["drops"] or link["utilization"] >= QUIET_LINK_UTILIZATION]
-    rows = [[link["id"], f"{link['utilization']:.1%}", str(link["drops"]), str(link["ce_marks"])] for link in shown]
-    table = format_table([["link", "utilization", "drops", "CE marks"], *rows], "lrrr")
+    rows = [
+        [
+            link["id"],
+            f"{link['utilization']:.1%}",
+            str(link["drops"]),
+            str(link.get("drops_by_reason", {}).get("aqm", 0)),
+            str(link["ce_marks"]),
+            _number(link.get("sojourn_mean_ms"), 2),
+            _number(link.get("sojourn_p95_ms"), 2),
+        ]
+        for link in shown
+    ]
+    header = ["link", "utilization", "drops", "AQM drops", "CE marks", "wait mean ms", "wait p95 ms"]
+    table = format_table([header, *rows], "lrrrrrr")
     quiet = len(links) - len(shown)
     if not quiet:
         return table

@@ -4,6 +4,7 @@
 //! (radio.rs).
 
 use crate::queue::{DropSink, Queue};
+use crate::sojourn::SojournStats;
 use std::collections::VecDeque;
 use tcplab_core::{LinkId, NodeId, Packet, Rate, SimDuration, SimRng, SimTime};
 
@@ -95,6 +96,8 @@ pub struct DirectionStats {
     pub offered: u64,
     /// What the queue dropped, by reason, and CE-marked.
     pub queue: DropSink,
+    /// How long the packets that left the queue waited in it.
+    pub sojourn: SojournStats,
     /// Packets lost by the link model.
     pub link_losses: u64,
     /// Packets that finished transmission (lost or not).
@@ -151,6 +154,7 @@ impl Direction {
             return None;
         }
         let pkt = self.queue.dequeue(now, &mut self.stats.queue)?;
+        self.stats.sojourn.add(now.saturating_since(pkt.enqueued_at));
         let tx = self.model.transmit(&pkt, now);
         self.stats.busy_ns += (tx.done_at - now).as_nanos();
         self.in_service = Some((pkt, tx));
@@ -272,5 +276,8 @@ mod tests {
         assert_eq!(d.arrive().1, None);
         assert_eq!(d.stats.queue.drops(), 1);
         assert_eq!(d.stats.offered, 3);
+        // The first packet left at once, the second after the first's 1.2 ms; the dropped
+        // third never left the queue.
+        assert_eq!((d.stats.sojourn.count, d.stats.sojourn.sum_ns), (2, 1_200_000));
     }
 }

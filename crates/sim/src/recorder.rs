@@ -201,12 +201,30 @@ series! {
         /// Bytes waiting in the queue.
         #[column(F64, "bytes")]
         pub backlog_bytes: f64,
-        /// Queue drops during the interval.
+        /// Queue drops during the interval, for any reason (the sum of the next four).
         #[column(F64, "packets")]
         pub drops: f64,
+        /// Arrivals refused by a full queue during the interval.
+        #[column(F64, "packets")]
+        pub tail_drops: f64,
+        /// Queued packets evicted to make room for arrivals (head drop) during the interval.
+        #[column(F64, "packets")]
+        pub head_drops: f64,
+        /// Packets an AQM dropped by its own decision (RED's early drop, CoDel's and PIE's
+        /// drops) during the interval.
+        #[column(F64, "packets")]
+        pub aqm_drops: f64,
+        /// Packets dropped to bring the queue back under its limit (FQ-CoDel's batch drop from
+        /// the fattest flow) during the interval.
+        #[column(F64, "packets")]
+        pub overlimit_drops: f64,
         /// Packets the queue CE-marked during the interval.
         #[column(F64, "packets")]
         pub ce_marks: f64,
+        /// Mean time the packets that left the queue during the interval had waited in it
+        /// (from enqueue to the start of their transmission); NaN (null) when none left.
+        #[column(F64, "ms")]
+        pub sojourn_ms: f64,
     }
 }
 
@@ -375,12 +393,37 @@ mod tests {
         let mut s = LinkSeries::with_capacity(2);
         s.t_s.extend([0.5, 1.0]);
         s.link.extend([3, 4]);
-        for col in [&mut s.backlog_pkts, &mut s.backlog_bytes, &mut s.drops, &mut s.ce_marks] {
+        for col in [
+            &mut s.backlog_pkts,
+            &mut s.backlog_bytes,
+            &mut s.drops,
+            &mut s.tail_drops,
+            &mut s.head_drops,
+            &mut s.aqm_drops,
+            &mut s.overlimit_drops,
+            &mut s.ce_marks,
+            &mut s.sojourn_ms,
+        ] {
             col.extend([1.0, 2.0]);
         }
         let columns = s.into_columns();
         let names: Vec<&str> = columns.iter().map(|(c, _)| c.name).collect();
-        assert_eq!(names, ["t_s", "link", "backlog_pkts", "backlog_bytes", "drops", "ce_marks"]);
+        assert_eq!(
+            names,
+            [
+                "t_s",
+                "link",
+                "backlog_pkts",
+                "backlog_bytes",
+                "drops",
+                "tail_drops",
+                "head_drops",
+                "aqm_drops",
+                "overlimit_drops",
+                "ce_marks",
+                "sojourn_ms"
+            ]
+        );
         for (column, data) in &columns {
             let kind = match data {
                 ColumnData::F64(_) => ColumnKind::F64,
@@ -411,7 +454,7 @@ mod tests {
     #[test]
     fn row_bytes_count_every_column() {
         assert_eq!(RttSeries::ROW_BYTES, 8 + 4 + 8);
-        assert_eq!(LinkSeries::ROW_BYTES, 5 * 8 + 4);
+        assert_eq!(LinkSeries::ROW_BYTES, 10 * 8 + 4);
         assert_eq!(FlowSeries::ROW_BYTES, 14 * 8 + 2 * 4 + std::mem::size_of::<&str>() as u64);
     }
 }

@@ -42,14 +42,34 @@ pub struct LinkSummary {
     pub id: String,
     /// Fraction of the run the transmitter was busy.
     pub utilization: f64,
-    /// Packets dropped by the queue.
+    /// Packets dropped by the queue, for any reason.
     pub drops: u64,
+    /// The queue's drops by reason.
+    pub drops_by_reason: DropsByReason,
     /// Packets lost by the link itself (random loss).
     pub losses: u64,
     /// Packets the queue CE-marked (ECN).
     pub ce_marks: u64,
     pub backlog_mean_pkts: f64,
     pub backlog_max_pkts: u32,
+    /// Mean, 95th and 99th percentile of the time packets waited in the queue, from enqueue
+    /// to the start of their transmission (None if no packet left the queue).
+    pub sojourn_mean_ms: Option<f64>,
+    pub sojourn_p95_ms: Option<f64>,
+    pub sojourn_p99_ms: Option<f64>,
+}
+
+/// A queue's drops by `DropReason`.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct DropsByReason {
+    /// Arrivals refused by a full queue.
+    pub tail: u64,
+    /// Queued packets evicted for an arrival (head drop).
+    pub head: u64,
+    /// Drops an AQM decided (RED, CoDel, PIE, ...).
+    pub aqm: u64,
+    /// Batch drops bringing the queue back under its limit (FQ-CoDel).
+    pub overlimit: u64,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -138,10 +158,17 @@ pub fn summarize(w: &World) -> Summary {
             id: l.name.clone(),
             utilization: (l.stats.busy_ns as f64 / run_ns).min(1.0),
             drops: l.stats.queue.drops(),
+            drops_by_reason: {
+                let [tail, head, aqm, overlimit] = l.stats.queue.by_reason();
+                DropsByReason { tail, head, aqm, overlimit }
+            },
             losses: l.stats.link_losses,
             ce_marks: l.stats.queue.ce_marks,
             backlog_mean_pkts: backlog_means[i].unwrap_or(0.0),
             backlog_max_pkts: w.backlog_max[i],
+            sojourn_mean_ms: l.stats.sojourn.mean_ms(),
+            sojourn_p95_ms: l.stats.sojourn.quantile_ms(0.95),
+            sojourn_p99_ms: l.stats.sojourn.quantile_ms(0.99),
         })
         .collect();
     let goodputs: Vec<f64> = flows.iter().map(|f| f.goodput_mbps).collect();

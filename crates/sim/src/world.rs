@@ -15,7 +15,7 @@ use crate::tsq::Tsq;
 use std::collections::VecDeque;
 use tcplab_cc::BbrInfo;
 use tcplab_core::{FlowId, LinkId, NodeId, Packet, PacketKind, Scheduler, SimDuration, SimTime};
-use tcplab_net::link::Offer;
+use tcplab_net::link::{DirectionStats, Offer};
 use tcplab_net::radio::RadioDelivery;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,6 +59,28 @@ struct Baseline {
     retransmits: u64,
 }
 
+/// A link direction's queue counters at a sample, for the next interval's differences.
+#[derive(Clone, Copy, Debug, Default)]
+struct QueueBaseline {
+    /// Drops by reason (`DropSink::by_reason`).
+    drops: [u64; 4],
+    ce_marks: u64,
+    /// Packets that left the queue and their summed waits.
+    sojourned: u64,
+    sojourn_ns: u128,
+}
+
+impl QueueBaseline {
+    fn of(stats: &DirectionStats) -> Self {
+        QueueBaseline {
+            drops: stats.queue.by_reason(),
+            ce_marks: stats.queue.ce_marks,
+            sojourned: stats.sojourn.count,
+            sojourn_ns: stats.sojourn.sum_ns,
+        }
+    }
+}
+
 /// A scenario being simulated.
 pub struct World {
     pub scenario: Scenario,
@@ -77,8 +99,8 @@ pub struct World {
     pub rtt_series: RttSeries,
     pub rtt_stats: Vec<RttStats>,
     flow_baseline: Vec<Baseline>,
-    /// Queue drops and CE marks per link at the previous sample.
-    link_baseline: Vec<(u64, u64)>,
+    /// Queue counters per link at the previous sample.
+    link_baseline: Vec<QueueBaseline>,
     /// Largest queue backlog seen per link direction, packets.
     pub backlog_max: Vec<u32>,
     /// The pending `RadioWake` instant.
@@ -134,7 +156,7 @@ impl World {
             rtt_series: RttSeries::default(),
             rtt_stats: vec![RttStats::default(); flows],
             flow_baseline: vec![Baseline::default(); flows],
-            link_baseline: vec![(0, 0); links],
+            link_baseline: vec![QueueBaseline::default(); links],
             backlog_max: vec![0; links],
         })
     }
@@ -480,11 +502,17 @@ impl World {
             s.link.push(i as u32);
             s.backlog_pkts.push(link.queue.len_packets() as f64);
             s.backlog_bytes.push(link.queue.len_bytes() as f64);
-            let (drops, marks) = (link.stats.queue.drops(), link.stats.queue.ce_marks);
-            let (drops_before, marks_before) = self.link_baseline[i];
-            s.drops.push((drops - drops_before) as f64);
-            s.ce_marks.push((marks - marks_before) as f64);
-            self.link_baseline[i] = (drops, marks);
+            let now = QueueBaseline::of(&link.stats);
+            let before = std::mem::replace(&mut self.link_baseline[i], now);
+            let dropped = |r: usize| (now.drops[r] - before.drops[r]) as f64;
+            s.drops.push((0..4).map(dropped).sum());
+            s.tail_drops.push(dropped(0));
+            s.head_drops.push(dropped(1));
+            s.aqm_drops.push(dropped(2));
+            s.overlimit_drops.push(dropped(3));
+            s.ce_marks.push((now.ce_marks - before.ce_marks) as f64);
+            let left = now.sojourned - before.sojourned;
+            s.sojourn_ms.push(if left == 0 { f64::NAN } else { (now.sojourn_ns - before.sojourn_ns) as f64 / left as f64 / 1e6 });
         }
     }
 

@@ -445,7 +445,9 @@ def _result(document: dict[str, Any], plan: emu_plan.EmuPlan, raw: dict[str, Any
                 "completion_s": None,
             }
         )
-    link_rows, link_summaries = _links(plan, raw["qdisc"], raw["qdisc_baseline"], interval)
+    # pfifo/bfifo refuse arrivals; pfifo_head_drop (queue = "headdrop") evicts the oldest
+    reason = "head" if document["topology"]["bottleneck"]["queue"] == "headdrop" else "tail"
+    link_rows, link_summaries = _links(plan, raw["qdisc"], raw["qdisc_baseline"], interval, reason)
     validity = _validity(plan, document, flow_summaries, link_summaries, raw)
     summary = {
         "flows": flow_summaries,
@@ -501,10 +503,11 @@ QdiscSample = dict[str, tuple[int, int, int, int]]
 
 
 def _links(
-    plan: emu_plan.EmuPlan, rows: list[tuple[float, QdiscSample]], baseline: QdiscSample, interval: float
+    plan: emu_plan.EmuPlan, rows: list[tuple[float, QdiscSample]], baseline: QdiscSample, interval: float, reason: str
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The links' rows and summaries; bytes and drops count from `baseline`, the qdiscs'
-    counters just before the senders started (time 0)."""
+    counters just before the senders started (time 0); every drop is for `reason` ("tail" or
+    "head")."""
     link_rows = []
     summaries = []
     for device, name in LINK_NAMES.items():
@@ -513,14 +516,21 @@ def _links(
         for t, sample in rows:
             backlog_pkts, backlog_bytes, drops, _ = sample[device]
             backlogs.append(backlog_pkts)
+            dropped = float(drops - previous_drops)
             link_rows.append(
                 {
                     "t_s": t,
                     "link": name,
                     "backlog_pkts": float(backlog_pkts),
                     "backlog_bytes": float(backlog_bytes),
-                    "drops": float(drops - previous_drops),
+                    "drops": dropped,
+                    "tail_drops": dropped if reason == "tail" else 0.0,
+                    "head_drops": dropped if reason == "head" else 0.0,
+                    "aqm_drops": 0.0,
+                    "overlimit_drops": 0.0,
                     "ce_marks": 0.0,
+                    # the qdisc's counters do not time packets
+                    "sojourn_ms": None,
                 }
             )
             previous_drops = drops
@@ -531,11 +541,15 @@ def _links(
                 "id": name,
                 "utilization": sent * 8 / (plan.bottleneck_rate_bps * span),
                 "drops": previous_drops - baseline[device][2],
+                "drops_by_reason": {"tail": 0, "head": 0, "aqm": 0, "overlimit": 0, reason: previous_drops - baseline[device][2]},
                 "losses": 0,
                 "ce_marks": 0,
                 "bytes_sent": sent,
                 "backlog_mean_pkts": float(np.mean(backlogs)) if backlogs else 0.0,
                 "backlog_max_pkts": float(max(backlogs)) if backlogs else 0.0,
+                "sojourn_mean_ms": None,
+                "sojourn_p95_ms": None,
+                "sojourn_p99_ms": None,
             }
         )
     return link_rows, summaries

@@ -97,6 +97,11 @@ impl DropSink {
     pub fn drops(&self) -> u64 {
         self.tail + self.head + self.aqm + self.overlimit
     }
+
+    /// Packets discarded per reason, in `DropReason` order (tail, head, aqm, overlimit).
+    pub fn by_reason(&self) -> [u64; 4] {
+        [self.tail, self.head, self.aqm, self.overlimit]
+    }
 }
 
 /// What a discipline is built for: the link direction it feeds.
