@@ -202,6 +202,8 @@ disciplines! {
     Droptail(droptail::DroptailConfig) = "droptail",
     /// FIFO dropping the oldest packets when full (Linux pfifo_head_drop).
     Headdrop(headdrop::HeaddropConfig) = "headdrop",
+    /// PIE, Linux sch_pie (RFC 8033).
+    Pie(pie::PieConfig) = "pie",
 }
 
 /// The `queue` setting: a name or a table. A parameter's message is serde's, for the caller
