@@ -101,6 +101,9 @@ pub struct BbrInfo {
     pub pacing_gain: u32,
     /// cwnd gain in 1/256 (`bbr_cwnd_gain`).
     pub cwnd_gain: u32,
+    /// BBR v1's long-term ("policer") bandwidth, bytes/s, while BBR paces at it (Linux
+    /// `lt_use_bw`, not in `tcp_bbr_info`); None otherwise and for other BBR versions.
+    pub lt_bw_bytes_per_sec: Option<u64>,
 }
 
 impl BbrInfo {

@@ -8,12 +8,14 @@ pub mod queue;
 pub mod radio;
 pub mod routing;
 pub mod sojourn;
+pub mod token_bucket;
 pub mod wifi;
 
 pub use link::{Direction, LinkModel, Transmission, WiredLink};
 pub use queue::{CeThreshold, DropReason, DropSink, Queue, QueueConfig, QueueContext, QueueLimit};
 pub use routing::RoutingTable;
 pub use sojourn::SojournStats;
+pub use token_bucket::TokenBucket;
 
 /// Whether a node runs applications (hosts) or only forwards (routers).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

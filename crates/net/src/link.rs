@@ -3,8 +3,10 @@
 //! packets in propagation. Radio cells are not link models: they sit behind `RadioCell`
 //! (radio.rs).
 
+use crate::queue::DropReason;
 use crate::queue::{DropSink, Queue};
 use crate::sojourn::SojournStats;
+use crate::token_bucket::TokenBucket;
 use std::collections::VecDeque;
 use tcplab_core::{LinkId, NodeId, Packet, Rate, SimDuration, SimRng, SimTime};
 
@@ -31,7 +33,9 @@ pub trait LinkModel: Send + std::fmt::Debug {
 /// A wired point-to-point link direction: serialization at `rate`, constant propagation
 /// `delay`, optional independent random loss. A packet larger than the MTU travels as IP
 /// fragments: its serialization time includes the extra fragment headers and it is lost
-/// if any fragment is (loss probability applied per fragment).
+/// if any fragment is (loss probability applied per fragment). With a shaper, a packet
+/// starts only once its IP bytes conform to the shaper's token bucket (Linux `tbf` with the
+/// link's rate as its peak rate).
 #[derive(Debug)]
 pub struct WiredLink {
     pub rate: Rate,
@@ -40,6 +44,7 @@ pub struct WiredLink {
     /// Link-layer bytes per frame on the wire besides the IP packet (PPP: 2).
     pub framing: u32,
     pub loss: f64,
+    shaper: Option<TokenBucket>,
     rng: SimRng,
     /// Serialization time of one byte when it is a whole number of ns (10 Mbps: 800 ns),
     /// so the hot path multiplies instead of dividing.
@@ -50,7 +55,13 @@ impl WiredLink {
     pub fn new(rate: Rate, delay: SimDuration, mtu: u32, loss: f64, rng: SimRng) -> Self {
         let bps = rate.bps();
         let ns_per_byte = (bps > 0 && 8_000_000_000 % bps == 0).then(|| 8_000_000_000 / bps);
-        WiredLink { rate, delay, mtu, framing: 0, loss, rng, ns_per_byte }
+        WiredLink { rate, delay, mtu, framing: 0, loss, shaper: None, rng, ns_per_byte }
+    }
+
+    /// Shaped by `shaper`.
+    pub fn with_shaper(mut self, shaper: Option<TokenBucket>) -> Self {
+        self.shaper = shaper;
+        self
     }
 
     /// With `framing` link-layer bytes per frame on the wire.
@@ -79,7 +90,11 @@ impl LinkModel for WiredLink {
     fn transmit(&mut self, pkt: &Packet, now: SimTime) -> Transmission {
         let fragments = self.fragments(pkt.size);
         let wire_bytes = pkt.size as u64 + (fragments - 1) * IP_HEADER_BYTES + fragments * u64::from(self.framing);
-        let done_at = now + self.tx_time(wire_bytes);
+        let start = match self.shaper.as_mut() {
+            Some(shaper) => shaper.release_at(u64::from(pkt.size), now),
+            None => now,
+        };
+        let done_at = start + self.tx_time(wire_bytes);
         let lost = self.loss > 0.0 && (0..fragments).any(|_| self.rng.chance(self.loss));
         Transmission { done_at, arrives_at: (!lost).then_some(done_at + self.delay) }
     }
@@ -116,6 +131,8 @@ pub struct Direction {
     pub from: NodeId,
     pub to: NodeId,
     pub queue: Box<dyn Queue>,
+    /// Drops arrivals that exceed its token bucket, before the queue.
+    pub policer: Option<TokenBucket>,
     pub model: Box<dyn LinkModel>,
     /// Packet being serialized and when the transmitter frees up.
     in_service: Option<(Packet, Transmission)>,
@@ -135,13 +152,29 @@ pub enum Offer {
 
 impl Direction {
     pub fn new(id: LinkId, name: String, from: NodeId, to: NodeId, queue: Box<dyn Queue>, model: Box<dyn LinkModel>) -> Self {
-        Direction { id, name, from, to, queue, model, in_service: None, pipe: VecDeque::new(), stats: DirectionStats::default() }
+        Direction {
+            id,
+            name,
+            from,
+            to,
+            queue,
+            policer: None,
+            model,
+            in_service: None,
+            pipe: VecDeque::new(),
+            stats: DirectionStats::default(),
+        }
     }
 
     /// Offers a packet to the queue; starts the transmitter if it was idle.
     pub fn offer(&mut self, pkt: Packet, now: SimTime) -> Offer {
         self.stats.offered += 1;
-        self.queue.enqueue(pkt, now, &mut self.stats.queue);
+        let policed = self.policer.as_mut().is_some_and(|policer| !policer.conforms(u64::from(pkt.size), now));
+        if policed {
+            self.stats.queue.drop(pkt, DropReason::Policer);
+        } else {
+            self.queue.enqueue(pkt, now, &mut self.stats.queue);
+        }
         match self.start_next(now) {
             Some(done_at) => Offer::Started { done_at },
             None => Offer::Accepted,

@@ -161,7 +161,7 @@ impl<E> Builder<'_, E> {
         let rev = spec.reverse.clone().unwrap_or_default();
         let delay = delay.unwrap_or(spec.delay.0);
         let directions = [
-            (ia, ib, spec.buffer, &spec.queue, spec.loss, spec.ecn_threshold),
+            (ia, ib, spec.buffer, &spec.queue, spec.loss, spec.ecn_threshold, spec.policer, spec.shaper),
             (
                 ib,
                 ia,
@@ -169,16 +169,21 @@ impl<E> Builder<'_, E> {
                 rev.queue.as_ref().unwrap_or(&spec.queue),
                 rev.loss.unwrap_or(spec.loss),
                 rev.ecn_threshold.or(spec.ecn_threshold),
+                rev.policer,
+                rev.shaper,
             ),
         ];
-        for (from, to, buffer, queue, loss, ecn_threshold) in directions {
+        for (from, to, buffer, queue, loss, ecn_threshold, policer, shaper) in directions {
             let id = self.links.len() as u32;
             let name = format!("{}->{}", self.nodes[from as usize].name, self.nodes[to as usize].name);
             let rng = SimRng::stream(self.seed, &format!("link/{name}/loss"));
-            let model = WiredLink::new(spec.rate.0, delay, spec.mtu, loss, rng).with_framing(spec.framing);
+            let model =
+                WiredLink::new(spec.rate.0, delay, spec.mtu, loss, rng).with_framing(spec.framing).with_shaper(shaper.map(|s| s.bucket()));
             let queue_rng = SimRng::stream(self.seed, &format!("link/{name}/queue"));
             let queue = queue.build(queue_context(spec, buffer, ecn_threshold, queue_rng));
-            self.links.push(Direction::new(id, name, from, to, queue, Box::new(model)));
+            let mut direction = Direction::new(id, name, from, to, queue, Box::new(model));
+            direction.policer = policer.map(|p| p.bucket());
+            self.links.push(direction);
         }
         (self.tick)()
     }

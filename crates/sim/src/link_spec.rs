@@ -1,12 +1,12 @@
 //! A point-to-point link as a scenario writes it (`LinkSpec`, used by every topology kind), and
 //! its queue setting in a scenario's words (the link keys of docs/scenario-format.md).
 
-use crate::units::{BufferValue, DurationValue, EcnThresholdValue, RateValue};
+use crate::units::{BufferValue, DurationValue, EcnThresholdValue, RateValue, SizeValue};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tcplab_cc::config::humanize_serde_message;
 use tcplab_core::{Rate, SimDuration, SimRng};
-use tcplab_net::{CeThreshold, QueueConfig, QueueContext, QueueLimit};
+use tcplab_net::{CeThreshold, QueueConfig, QueueContext, QueueLimit, TokenBucket};
 
 /// `queue`: a discipline name or a table with `kind` (`QueueConfig::parse`), in the words of a
 /// scenario file.
@@ -27,6 +27,22 @@ fn optional_queue_setting<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Opti
     queue_setting(d).map(Some)
 }
 
+/// A token bucket: `rate` sustained, `burst` bytes at once (the bucket's depth).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TokenBucketSpec {
+    /// Rate the bucket fills at.
+    pub rate: RateValue,
+    /// Depth of the bucket, at least one packet (the link's MTU).
+    pub burst: SizeValue,
+}
+
+impl TokenBucketSpec {
+    pub fn bucket(&self) -> TokenBucket {
+        TokenBucket::new(self.rate.0, self.burst.0)
+    }
+}
+
 /// Overrides for the reverse direction (b -> a) of a link.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -40,6 +56,12 @@ pub struct DirectionOverrides {
     pub loss: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ecn_threshold: Option<EcnThresholdValue>,
+    /// A policer on the b -> a direction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policer: Option<TokenBucketSpec>,
+    /// A shaper on the b -> a direction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shaper: Option<TokenBucketSpec>,
 }
 
 /// A full-duplex point-to-point link. In a dumbbell `a`/`b` are implied; in an explicit
@@ -79,6 +101,15 @@ pub struct LinkSpec {
     /// leaving after more than 1 ms in the queue (fq_codel's ce_threshold). Default: no marking.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ecn_threshold: Option<EcnThresholdValue>,
+    /// Police the a -> b direction (b -> a: `reverse.policer`): arrivals beyond `rate` and
+    /// `burst` are dropped before the queue (Linux `act_police` with `conform-exceed drop`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policer: Option<TokenBucketSpec>,
+    /// Shape the a -> b direction (b -> a: `reverse.shaper`): packets leave the queue at
+    /// `rate` with up to `burst` bytes at the link's own rate (Linux `tbf` with the link rate as
+    /// its peak rate).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shaper: Option<TokenBucketSpec>,
     /// Different settings for the b -> a direction.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reverse: Option<DirectionOverrides>,
@@ -104,6 +135,8 @@ impl LinkSpec {
             mtu: default_mtu(),
             framing: 0,
             ecn_threshold: None,
+            policer: None,
+            shaper: None,
             reverse: None,
         }
     }

@@ -183,6 +183,10 @@ series! {
         /// BBR's cwnd gain (`bbr_cwnd_gain` / 256); NaN (null) for algorithms without a BBR model.
         #[column(F64, "")]
         pub bbr_cwnd_gain: f64,
+        /// BBR v1's long-term bandwidth while BBR paces at it, having found the path policed
+        /// (`lt_use_bw`, `lt_bw`); NaN (null) otherwise and for algorithms without that model.
+        #[column(F64, "Mbps")]
+        pub bbr_lt_bw_mbps: f64,
     }
 }
 
@@ -201,7 +205,7 @@ series! {
         /// Bytes waiting in the queue.
         #[column(F64, "bytes")]
         pub backlog_bytes: f64,
-        /// Queue drops during the interval, for any reason (the sum of the next four).
+        /// Queue drops during the interval, for any reason (the sum of the next five).
         #[column(F64, "packets")]
         pub drops: f64,
         /// Arrivals refused by a full queue during the interval.
@@ -218,6 +222,9 @@ series! {
         /// the fattest flow) during the interval.
         #[column(F64, "packets")]
         pub overlimit_drops: f64,
+        /// Arrivals the direction's policer dropped during the interval.
+        #[column(F64, "packets")]
+        pub policer_drops: f64,
         /// Packets the queue CE-marked during the interval.
         #[column(F64, "packets")]
         pub ce_marks: f64,
@@ -401,6 +408,7 @@ mod tests {
             &mut s.head_drops,
             &mut s.aqm_drops,
             &mut s.overlimit_drops,
+            &mut s.policer_drops,
             &mut s.ce_marks,
             &mut s.sojourn_ms,
         ] {
@@ -420,6 +428,7 @@ mod tests {
                 "head_drops",
                 "aqm_drops",
                 "overlimit_drops",
+                "policer_drops",
                 "ce_marks",
                 "sojourn_ms"
             ]
@@ -454,7 +463,7 @@ mod tests {
     #[test]
     fn row_bytes_count_every_column() {
         assert_eq!(RttSeries::ROW_BYTES, 8 + 4 + 8);
-        assert_eq!(LinkSeries::ROW_BYTES, 10 * 8 + 4);
-        assert_eq!(FlowSeries::ROW_BYTES, 14 * 8 + 2 * 4 + std::mem::size_of::<&str>() as u64);
+        assert_eq!(LinkSeries::ROW_BYTES, 11 * 8 + 4);
+        assert_eq!(FlowSeries::ROW_BYTES, 15 * 8 + 2 * 4 + std::mem::size_of::<&str>() as u64);
     }
 }

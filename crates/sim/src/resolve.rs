@@ -5,7 +5,7 @@
 //! enums, and each flow's `tcp` table is merged over the scenario's before it is parsed.
 
 use crate::error::ScenarioError;
-use crate::link_spec::{queue_context, LinkSpec};
+use crate::link_spec::{queue_context, LinkSpec, TokenBucketSpec};
 use crate::scenario::{dumbbell_node_names, FlowSpec, Scenario, StackSpec, TcpSpec, Topology};
 use crate::units::{BufferValue, DurationValue, EcnThresholdValue, RateValue, SizeValue};
 use serde::de::DeserializeOwned;
@@ -473,7 +473,11 @@ fn check_link(l: &LinkSpec, path: &str, explicit: bool) -> Result<(), ScenarioEr
     if let Some(t) = l.ecn_threshold {
         check_ecn_threshold(t, l.buffer, format!("{path}.ecn_threshold"))?;
     }
+    check_token_bucket(l.policer, l, format!("{path}.policer"))?;
+    check_token_bucket(l.shaper, l, format!("{path}.shaper"))?;
     if let Some(r) = &l.reverse {
+        check_token_bucket(r.policer, l, format!("{path}.reverse.policer"))?;
+        check_token_bucket(r.shaper, l, format!("{path}.reverse.shaper"))?;
         if let Some(b) = r.buffer {
             check_buffer(b, l.mtu, format!("{path}.reverse.buffer"))?;
         }
@@ -485,6 +489,20 @@ fn check_link(l: &LinkSpec, path: &str, explicit: bool) -> Result<(), ScenarioEr
         if let Some(t) = r.ecn_threshold {
             check_ecn_threshold(t, r.buffer.unwrap_or(l.buffer), format!("{path}.reverse.ecn_threshold"))?;
         }
+    }
+    Ok(())
+}
+
+/// A policer or shaper needs a rate and room for one packet of the link.
+fn check_token_bucket(bucket: Option<TokenBucketSpec>, l: &LinkSpec, path: String) -> Result<(), ScenarioError> {
+    let Some(bucket) = bucket else { return Ok(()) };
+    if bucket.rate.0.bps() == 0 {
+        return Err(ScenarioError::new(format!("{path}.rate"), "must be > 0, e.g. \"5Mbps\""));
+    }
+    check_packet_time(bucket.rate, u64::from(l.mtu), &format!("{path}.rate"), &format!("one {} B packet", l.mtu))?;
+    if bucket.burst.0 < u64::from(l.mtu) {
+        let message = format!("{} is smaller than one packet; allowed: at least {} B (the link's mtu)", bucket.burst, l.mtu);
+        return Err(ScenarioError::new(format!("{path}.burst"), message));
     }
     Ok(())
 }

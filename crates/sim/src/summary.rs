@@ -70,6 +70,8 @@ pub struct DropsByReason {
     pub aqm: u64,
     /// Batch drops bringing the queue back under its limit (FQ-CoDel).
     pub overlimit: u64,
+    /// Arrivals the direction's policer dropped.
+    pub policer: u64,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -159,8 +161,8 @@ pub fn summarize(w: &World) -> Summary {
             utilization: (l.stats.busy_ns as f64 / run_ns).min(1.0),
             drops: l.stats.queue.drops(),
             drops_by_reason: {
-                let [tail, head, aqm, overlimit] = l.stats.queue.by_reason();
-                DropsByReason { tail, head, aqm, overlimit }
+                let [tail, head, aqm, overlimit, policer] = l.stats.queue.by_reason();
+                DropsByReason { tail, head, aqm, overlimit, policer }
             },
             losses: l.stats.link_losses,
             ce_marks: l.stats.queue.ce_marks,

@@ -17,6 +17,7 @@ use tcplab_cc::BbrInfo;
 use tcplab_core::{FlowId, LinkId, NodeId, Packet, PacketKind, Scheduler, SimDuration, SimTime};
 use tcplab_net::link::{DirectionStats, Offer};
 use tcplab_net::radio::RadioDelivery;
+use tcplab_net::DropReason;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Event {
@@ -63,7 +64,7 @@ struct Baseline {
 #[derive(Clone, Copy, Debug, Default)]
 struct QueueBaseline {
     /// Drops by reason (`DropSink::by_reason`).
-    drops: [u64; 4],
+    drops: [u64; DropReason::COUNT],
     ce_marks: u64,
     /// Packets that left the queue and their summed waits.
     sojourned: u64,
@@ -494,6 +495,7 @@ impl World {
             s.bbr_min_rtt_ms.push(nan_if_none(bbr.filter(|b| b.min_rtt_us != u32::MAX).map(|b| f64::from(b.min_rtt_us) / 1e3)));
             s.bbr_pacing_gain.push(nan_if_none(bbr.map(|b| BbrInfo::gain_ratio(b.pacing_gain))));
             s.bbr_cwnd_gain.push(nan_if_none(bbr.map(|b| BbrInfo::gain_ratio(b.cwnd_gain))));
+            s.bbr_lt_bw_mbps.push(nan_if_none(bbr.and_then(|b| b.lt_bw_bytes_per_sec).map(|b| b as f64 * 8e-6)));
             *base = Baseline { delivered_bytes: delivered, retransmits: st.retransmits };
         }
         for (i, link) in self.net.links.iter().enumerate() {
@@ -505,11 +507,12 @@ impl World {
             let now = QueueBaseline::of(&link.stats);
             let before = std::mem::replace(&mut self.link_baseline[i], now);
             let dropped = |r: usize| (now.drops[r] - before.drops[r]) as f64;
-            s.drops.push((0..4).map(dropped).sum());
+            s.drops.push((0..DropReason::COUNT).map(dropped).sum());
             s.tail_drops.push(dropped(0));
             s.head_drops.push(dropped(1));
             s.aqm_drops.push(dropped(2));
             s.overlimit_drops.push(dropped(3));
+            s.policer_drops.push(dropped(4));
             s.ce_marks.push((now.ce_marks - before.ce_marks) as f64);
             let left = now.sojourned - before.sojourned;
             s.sojourn_ms.push(if left == 0 { f64::NAN } else { (now.sojourn_ns - before.sojourn_ns) as f64 / left as f64 / 1e6 });

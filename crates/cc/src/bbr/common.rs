@@ -58,8 +58,13 @@ pub(crate) fn set_pacing_rate(
 /// Linux `bbr_get_info`: the model in `tcp_bbr_info`'s units, `bw` (packets/µs << 24)
 /// turned into bytes/s for an MSS as `bw * mss_cache * USEC_PER_SEC >> BW_SCALE`.
 pub(crate) fn info(cx: &CcCx, bw: u64, min_rtt_us: u32, pacing_gain: u32, cwnd_gain: u32) -> BbrInfo {
+    BbrInfo { bw_bytes_per_sec: bytes_per_sec(cx, bw), min_rtt_us, pacing_gain, cwnd_gain, lt_bw_bytes_per_sec: None }
+}
+
+/// A bandwidth in packets/µs << 24 as bytes/s for an MSS (`bw * mss_cache * USEC_PER_SEC >> BW_SCALE`).
+pub(crate) fn bytes_per_sec(cx: &CcCx, bw: u64) -> u64 {
     let bytes_per_sec = (u128::from(bw) * u128::from(cx.mss) * 1_000_000) >> BW_SCALE;
-    BbrInfo { bw_bytes_per_sec: bytes_per_sec.min(u128::from(u64::MAX)) as u64, min_rtt_us, pacing_gain, cwnd_gain }
+    bytes_per_sec.min(u128::from(u64::MAX)) as u64
 }
 
 /// Linux `bbr_bdp`: ⌈bw · min_rtt · gain⌉ packets, `no_rtt` before any RTT sample

@@ -478,9 +478,11 @@ impl CongestionControl for Bbr {
         }
     }
 
-    /// Linux `bbr_get_info`: the bw in use (`bbr_bw`), min_rtt and both gains.
+    /// Linux `bbr_get_info`: the bw in use (`bbr_bw`), min_rtt and both gains; and the
+    /// long-term bw while it is in use.
     fn get_info(&self, cx: &CcCx) -> Option<BbrInfo> {
-        Some(common::info(cx, self.bw(), self.min_rtt_us, self.pacing_gain, self.cwnd_gain))
+        let lt_bw_bytes_per_sec = self.lt.use_bw.then(|| common::bytes_per_sec(cx, self.lt.bw));
+        Some(BbrInfo { lt_bw_bytes_per_sec, ..common::info(cx, self.bw(), self.min_rtt_us, self.pacing_gain, self.cwnd_gain) })
     }
 
     fn mode(&self) -> Option<&'static str> {

@@ -45,6 +45,13 @@ pub enum DropReason {
     /// One of a batch dropped to bring the queue back under its limit (Linux `fq_codel_drop`,
     /// ns-3 FqCoDelQueueDisc's "Overlimit drop").
     Overlimit,
+    /// The arrival, exceeding the direction's policer (a token bucket in front of the queue).
+    Policer,
+}
+
+impl DropReason {
+    /// How many reasons there are (`DropSink::by_reason` has one count each).
+    pub const COUNT: usize = 5;
 }
 
 /// What a link direction's queue discarded, by reason, and CE-marked.
@@ -54,6 +61,7 @@ pub struct DropSink {
     pub head: u64,
     pub aqm: u64,
     pub overlimit: u64,
+    pub policer: u64,
     pub ce_marks: u64,
     /// The data packets discarded, as (flow, payload bytes), kept only once asked for by
     /// [`DropSink::log_data_drops`] (a host's egress under TCP Small Queues) until taken.
@@ -71,6 +79,7 @@ impl DropSink {
             DropReason::Head => &mut self.head,
             DropReason::Aqm => &mut self.aqm,
             DropReason::Overlimit => &mut self.overlimit,
+            DropReason::Policer => &mut self.policer,
         } += 1;
     }
 
@@ -95,12 +104,13 @@ impl DropSink {
 
     /// Packets discarded for any reason.
     pub fn drops(&self) -> u64 {
-        self.tail + self.head + self.aqm + self.overlimit
+        self.by_reason().iter().sum()
     }
 
-    /// Packets discarded per reason, in `DropReason` order (tail, head, aqm, overlimit).
-    pub fn by_reason(&self) -> [u64; 4] {
-        [self.tail, self.head, self.aqm, self.overlimit]
+    /// Packets discarded per reason, in `DropReason` order (tail, head, aqm, overlimit,
+    /// policer).
+    pub fn by_reason(&self) -> [u64; DropReason::COUNT] {
+        [self.tail, self.head, self.aqm, self.overlimit, self.policer]
     }
 }
 
