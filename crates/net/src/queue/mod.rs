@@ -7,6 +7,7 @@
 //! [`DropSink`] its link keeps (a byte-limited head drop may evict several packets for one
 //! arrival; an AQM drops at dequeue).
 
+mod codel_core;
 mod fifo;
 
 use fifo::{Fifo, FifoQueue};
@@ -197,6 +198,10 @@ disciplines! {
     Droptail(droptail::DroptailConfig) = "droptail",
     /// FIFO dropping the oldest packets when full (Linux pfifo_head_drop).
     Headdrop(headdrop::HeaddropConfig) = "headdrop",
+    /// CoDel (Linux codel, RFC 8289).
+    Codel(codel::CodelConfig) = "codel",
+    /// FQ-CoDel (Linux fq_codel, RFC 8290).
+    FqCodel(fq_codel::FqCodelConfig) = "fq_codel",
 }
 
 /// The `queue` setting: a name or a table. A parameter's message is serde's, for the caller
