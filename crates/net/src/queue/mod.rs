@@ -7,6 +7,7 @@
 //! [`DropSink`] its link keeps (a byte-limited head drop may evict several packets for one
 //! arrival; an AQM drops at dequeue).
 
+mod codel_core;
 mod fifo;
 
 use fifo::{Fifo, FifoQueue};
@@ -212,6 +213,10 @@ disciplines! {
     Droptail(droptail::DroptailConfig) = "droptail",
     /// FIFO dropping the oldest packets when full (Linux pfifo_head_drop).
     Headdrop(headdrop::HeaddropConfig) = "headdrop",
+    /// CoDel (Linux codel, RFC 8289).
+    Codel(codel::CodelConfig) = "codel",
+    /// FQ-CoDel (Linux fq_codel, RFC 8290).
+    FqCodel(fq_codel::FqCodelConfig) = "fq_codel",
     /// PIE, Linux sch_pie (RFC 8033).
     Pie(pie::PieConfig) = "pie",
 }
