@@ -197,6 +197,8 @@ disciplines! {
     Droptail(droptail::DroptailConfig) = "droptail",
     /// FIFO dropping the oldest packets when full (Linux pfifo_head_drop).
     Headdrop(headdrop::HeaddropConfig) = "headdrop",
+    /// Random Early Detection with Adaptive RED and ECN (Linux sch_red).
+    Red(red::RedConfig) = "red",
 }
 
 /// The `queue` setting: a name or a table. A parameter's message is serde's, for the caller
