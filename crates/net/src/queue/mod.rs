@@ -219,6 +219,8 @@ disciplines! {
     FqCodel(fq_codel::FqCodelConfig) = "fq_codel",
     /// PIE, Linux sch_pie (RFC 8033).
     Pie(pie::PieConfig) = "pie",
+    /// Random Early Detection with Adaptive RED and ECN (Linux sch_red).
+    Red(red::RedConfig) = "red",
 }
 
 /// The `queue` setting: a name or a table. A parameter's message is serde's, for the caller
