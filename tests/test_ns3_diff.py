@@ -4,6 +4,7 @@ measures what the ns-3 side does."""
 
 import importlib.util
 import json
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -105,3 +106,107 @@ app = {{ rate = "5Mbps", packet_size = "700B" }}
     flows = tcplab.run(scenario, plots=False).summary["flows"]
     assert all(flow["stack"] == "ns3" and flow["bytes_acked"] > 0 for flow in flows), flows
     assert flows[1]["segments_sent"] - flows[1]["retransmits"] == 6, flows[1]
+
+
+# --- the queue-discipline grid (ns3_diff.aqm_cases, cached in tests/data/ns3/aqm.json) -----
+
+AQM_CACHED = json.loads(ns3_diff.AQM_CACHE.read_text(encoding="utf-8"))
+
+
+def _tcplab_queue_kinds() -> set[str]:
+    from tcplab import _core
+
+    return {queue["name"] for queue in json.loads(_core.catalog())["queues"]}
+
+
+def test_the_cached_aqm_cases_are_the_aqm_grid_as_defined_now() -> None:
+    """Every case of the aqm grid has its ns-3 result, run as the grid and the ns-3 mapping of
+    its discipline define them now."""
+    grid = ns3_diff.aqm_cases()
+    assert len(grid) == 4 * 2 * 2 * 2
+    assert set(AQM_CACHED["cases"]) == set(grid)
+    assert AQM_CACHED["ns3_version"].startswith("3.44")
+    for name, case in grid.items():
+        cached = AQM_CACHED["cases"][name]
+        assert cached["case"] == case, name
+        kind, attributes = ns3_diff.ns3_queue_disc(case)
+        assert cached["ns3"]["queue_disc"] == {"type": kind, "attributes": attributes}, name
+        assert len(cached["ns3"]["flows"]) == len(case["flows"]), name
+        assert all(flow["goodput_mbps"] > 0 for flow in cached["ns3"]["flows"]), name
+        bottleneck = cached["ns3"]["bottleneck"]
+        assert bottleneck["queue_delay_mean_ms"] > 0 and len(bottleneck["queue_delay_bins"]) == case["duration_s"], name
+        # the 1-packet device queue never overflows: the queue disc holds the backlog
+        assert bottleneck["device_drops"] == 0 and bottleneck["requeued"] == 0, name
+
+
+def test_the_aqm_grid_names_its_discipline_and_sets_every_parameter() -> None:
+    for name, case in ns3_diff.aqm_cases().items():
+        queue = case["queue"]
+        assert name.endswith(f"-{queue['kind']}") and queue["ecn"] is False, name
+        assert set(queue) >= set(ns3_diff.AQM_QUEUES[queue["kind"]]), name
+        assert case["buffer_pkts"] == 1000 and ns3_diff.ns3_queue_disc(case)[1]["MaxSize"] == "1000p", name
+
+
+@pytest.mark.parametrize("rate", sorted(ns3_diff.RED_BY_RATE))
+def test_red_has_the_same_ewma_weight_and_drop_probability_on_both_sides(rate: int) -> None:
+    """tc derives RED's weight from burst and min_th (tc_red_eval_ewma); ns-3 takes it as QW."""
+    case = ns3_diff.aqm_cases()[f"1xcubic-{rate}M-red"]
+    red = case["queue"]
+    attributes = ns3_diff.ns3_queue_disc(case)[1]
+    assert ns3_diff.tc_red_wlog(red["min_th"], red["burst"]) == 9
+    assert float(attributes["QW"]) == 2.0**-9
+    assert float(attributes["LInterm"]) * red["probability"] == pytest.approx(1.0)
+    assert (float(attributes["MinTh"]), float(attributes["MaxTh"])) == (red["min_th"], red["max_th"])
+    # tc refuses a burst that fits below min_th
+    assert ns3_diff.tc_red_wlog(red["min_th"], red["min_th"] - 1) is None
+
+
+@pytest.mark.parametrize("name", ["1xnewreno-10M-red", "4xcubic-100M-codel", "1xcubic-100M-fq_codel", "4xnewreno-10M-pie"])
+def test_each_aqm_case_is_a_scenario_of_the_same_path_with_its_discipline(name: str) -> None:
+    """The scenario text carries the path and the discipline's parameters; once tcplab has the
+    discipline, it is also a valid scenario that resolves to them."""
+    case = ns3_diff.aqm_cases()[name]
+    topology = tomllib.loads(ns3_diff.scenario(case))["topology"]
+    assert topology["bottleneck"] == {
+        "rate": f"{case['rate_mbps']}Mbps",
+        "delay": "20ms",
+        "buffer": "1000pkt",
+        "framing": 2,
+        "queue": case["queue"],
+    }
+    assert "queue" not in topology["access"]
+    if case["queue"]["kind"] in _tcplab_queue_kinds():
+        document = validate(prepare(ns3_diff.scenario(case)))
+        assert document["topology"]["bottleneck"]["queue"]["kind"] == case["queue"]["kind"]
+
+
+@pytest.mark.parametrize("name", sorted(AQM_CACHED["cases"]))
+def test_the_ns3_stack_follows_ns3_through_each_discipline(name: str) -> None:
+    """Goodput within 3 % and the bottleneck's mean queueing delay within 20 % of ns-3 3.44
+    (ns3_diff.AQM_TOLERANCES)."""
+    cached = AQM_CACHED["cases"][name]
+    kind = cached["case"]["queue"]["kind"]
+    if kind not in _tcplab_queue_kinds():
+        pytest.skip(f"tcplab has no {kind!r} queue discipline yet (tcplab list)")
+    ours = ns3_diff.run_tcplab(cached["case"], "ns3")
+    failing = ns3_diff.out_of_bounds(cached["ns3"], ours, ns3_diff.AQM_TOLERANCES)
+    assert not failing, (
+        f"{name}: {failing} outside {ns3_diff.AQM_TOLERANCES}: ns-3 {cached['ns3']['bottleneck']}, ours {ours['bottleneck']}"
+    )
+
+
+def test_the_aqm_bounds_compare_the_bottlenecks_queueing_delay_and_the_flows_goodput() -> None:
+    theirs = AQM_CACHED["cases"]["4xcubic-10M-pie"]["ns3"]
+    delay = theirs["bottleneck"]["queue_delay_mean_ms"]
+
+    def ours(delay_ms: float | None, goodput_scale: float = 1.0) -> dict:
+        flows = [dict(flow, goodput_mbps=flow["goodput_mbps"] * goodput_scale) for flow in theirs["flows"]]
+        return {"flows": flows, "bottleneck": {"queue_delay_mean_ms": delay_ms, "queue_delay_p95_ms": None, "drops": 0}}
+
+    assert ns3_diff.out_of_bounds(theirs, ours(1.19 * delay), ns3_diff.AQM_TOLERANCES) == []
+    assert ns3_diff.out_of_bounds(theirs, ours(0.79 * delay, 1.04), ns3_diff.AQM_TOLERANCES) == [
+        "goodput_mbps",
+        "queue_delay_mean_ms",
+    ]
+    # a tcplab without the sojourn metric fails rather than passes
+    assert ns3_diff.out_of_bounds(theirs, ours(None), ns3_diff.AQM_TOLERANCES) == ["queue_delay_mean_ms"]
