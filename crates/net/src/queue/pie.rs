@@ -39,9 +39,11 @@
 //! The timer (Linux `pie_timer`, which runs whether or not the queue holds packets) is caught
 //! up lazily: at each enqueue or dequeue at `now`, every update due at or before `now` runs in
 //! order against the backlog of that interval (constant between events), then the event.
-//! Updates fall at 500 ms after creation (Linux arms the timer at HZ/2; links are built at
-//! t = 0) and every `tupdate` after, on an exact grid (Linux re-arms in jiffies). A long idle
-//! period stops early at a fixed point (see `catch_up`).
+//! The queue is taken to exist before the run starts, as a qdisc configured before the
+//! traffic does: its timer is already running, so updates fall every `tupdate` from t = 0 on
+//! an exact grid (Linux re-arms in jiffies; it arms the first update HZ/2 after `tc qdisc
+//! add`, which, with links built at t = 0, would leave slow start of the first 500 ms
+//! uncontrolled). A long idle period stops early at a fixed point (see `catch_up`).
 //!
 //! Left out: Linux's limit is a packet count; here the limit is the link's buffer, in packets
 //! or bytes. De-randomisation is always on, as Linux's `accu_prob` (added in 2019), not an
@@ -76,8 +78,6 @@ const DTIME_INVALID: u64 = u64::MAX;
 const DQCOUNT_INVALID: u64 = u64::MAX;
 /// Above this delay an update adds 2 % (Linux: 250 ms in ticks).
 const NON_LINEAR_DELAY: u64 = 250_000_000 >> PSCHED_SHIFT;
-/// The first update, after creation (Linux `pie_init`: `jiffies + HZ / 2`).
-const FIRST_UPDATE: SimDuration = SimDuration::from_millis(500);
 /// The largest time a parameter takes: Linux's netlink attributes are u32 microseconds.
 const MAX_MS: f64 = 4_294_967.295;
 
@@ -258,7 +258,7 @@ impl PieQueue {
             p,
             rng: ctx.rng,
             tupdate: SimDuration::from_nanos(ms_to_ns(c.tupdate_ms).max(1)),
-            next_update: SimTime::ZERO + FIRST_UPDATE,
+            next_update: SimTime::ZERO + SimDuration::from_nanos(ms_to_ns(c.tupdate_ms).max(1)),
             #[cfg(test)]
             updates: 0,
         }
@@ -519,7 +519,7 @@ mod tests {
         let q = queue();
         assert_eq!((q.p.alpha, q.p.beta, q.p.target, q.p.max_burst), (A, B, TARGET, 2_343_750));
         assert_eq!((q.v.burst_time, q.v.dq_tstamp, q.v.dq_count), (2_343_750, DTIME_INVALID, DQCOUNT_INVALID));
-        assert_eq!(q.next_update, ms(500), "Linux arms the first update HZ/2 after creation");
+        assert_eq!(q.next_update, ms(15), "the timer runs from before the run: first update one tupdate in");
     }
 
     #[test]
@@ -743,6 +743,8 @@ mod tests {
             q.dequeue(ms(480), sink); // qdelay 480 ms
         };
         let (mut lazy, mut eager) = (queue(), queue());
+        // This test's grid: no update before 500 ms, while the backlog builds.
+        (lazy.next_update, eager.next_update) = (ms(500), ms(500));
         let (mut s1, mut s2) = (DropSink::default(), DropSink::default());
         start(&mut lazy, &mut s1);
         start(&mut eager, &mut s2);
@@ -774,12 +776,12 @@ mod tests {
         set(&mut every);
         let hour = ms(3_600_000);
         lazy.catch_up(hour);
-        // Every update (Linux's timer runs on an empty queue too): 500 ms, 515 ms, … ≤ 1 h.
+        // Every update (Linux's timer runs on an empty queue too): 15 ms, 30 ms, … ≤ 1 h.
         while every.next_update <= hour {
             every.calculate_probability(0);
             every.next_update += every.tupdate;
         }
-        assert_eq!(every.updates, 239_967);
+        assert_eq!(every.updates, 240_000);
         assert!(lazy.updates < 1_000, "{} updates computed", lazy.updates);
         assert_eq!(lazy.v, every.v);
         assert_eq!(lazy.next_update, every.next_update);
@@ -792,6 +794,7 @@ mod tests {
     fn departure_rate_estimator_measures_16k_cycles() {
         let cfg = PieConfig { dq_rate_estimator: true, ..PieConfig::default() };
         let mut q = queue_with(&cfg, QueueLimit::Packets(1000));
+        q.next_update = ms(500); // this test's grid: the first update after the first cycle
         let mut sink = DropSink::default();
         for i in 0..20 {
             q.enqueue(full(i), ms(0), &mut sink); // 30000 B
