@@ -424,7 +424,25 @@ fn check_queue(
     path: String,
 ) -> Result<(), ScenarioError> {
     let ctx = queue_context(l, buffer, ecn_threshold, SimRng::stream(0, "validation"));
-    queue.validate(&ctx).map_err(|m| ScenarioError::new(path, m))
+    queue.validate(&ctx).map_err(|message| match message.split_once(": ") {
+        // "target_ms: -1 is out of range; ..." names a parameter: the path takes it
+        Some((param, rest)) if param.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_') => {
+            ScenarioError::new(format!("{path}.{param}"), rest)
+        }
+        _ => ScenarioError::new(path, message),
+    })
+}
+
+/// Only a FIFO marks by the link's `ecn_threshold`; an AQM has its own `ecn`.
+fn check_marking_queue(queue: &QueueConfig, path: String, why: &str) -> Result<(), ScenarioError> {
+    if queue.takes_ecn_threshold() {
+        return Ok(());
+    }
+    let name = queue.name();
+    Err(ScenarioError::new(
+        path,
+        format!("ecn_threshold does not apply to queue \"{name}\"{why}, which marks by its own `ecn` parameter; allowed: ecn_threshold with droptail or headdrop"),
+    ))
 }
 
 /// A marking threshold must be > 0 and, in packets against a packet limit, below the limit
@@ -471,6 +489,7 @@ fn check_link(l: &LinkSpec, path: &str, explicit: bool) -> Result<(), ScenarioEr
     check_queue(&l.queue, l, l.buffer, l.ecn_threshold, format!("{path}.queue"))?;
     check_loss(l.loss, format!("{path}.loss"))?;
     if let Some(t) = l.ecn_threshold {
+        check_marking_queue(&l.queue, format!("{path}.ecn_threshold"), "")?;
         check_ecn_threshold(t, l.buffer, format!("{path}.ecn_threshold"))?;
     }
     check_token_bucket(l.policer, l, format!("{path}.policer"))?;
@@ -483,6 +502,11 @@ fn check_link(l: &LinkSpec, path: &str, explicit: bool) -> Result<(), ScenarioEr
         }
         let (queue, buffer) = (r.queue.as_ref().unwrap_or(&l.queue), r.buffer.unwrap_or(l.buffer));
         check_queue(queue, l, buffer, r.ecn_threshold.or(l.ecn_threshold), format!("{path}.reverse.queue"))?;
+        match (r.ecn_threshold, l.ecn_threshold) {
+            (Some(_), _) => check_marking_queue(queue, format!("{path}.reverse.ecn_threshold"), "")?,
+            (None, Some(_)) => check_marking_queue(queue, format!("{path}.reverse.queue"), " (the link's ecn_threshold applies to b -> a too)")?,
+            (None, None) => {}
+        }
         if let Some(loss) = r.loss {
             check_loss(loss, format!("{path}.reverse.loss"))?;
         }

@@ -161,6 +161,9 @@ pub trait Discipline: Default + Serialize + serde::de::DeserializeOwned {
     const SUMMARY: &'static str;
     /// Every field, in declaration order.
     const PARAMS: &'static [ParamDoc];
+    /// Whether it CE-marks by the link's `ecn_threshold` (FIFOs); an AQM marks by its own
+    /// parameters, and validation refuses the link's threshold with it.
+    const TAKES_ECN_THRESHOLD: bool = false;
 
     /// Range checks against the link's buffer and `ecn_threshold` (`ctx.rng` is a placeholder
     /// here); the error names the parameter and what is allowed.
@@ -195,6 +198,13 @@ macro_rules! disciplines {
             pub fn validate(&self, ctx: &QueueContext) -> Result<(), String> {
                 match self {
                     $(QueueConfig::$variant(c) => c.validate(ctx),)*
+                }
+            }
+
+            /// Whether it CE-marks by the link's `ecn_threshold` (`Discipline::TAKES_ECN_THRESHOLD`).
+            pub fn takes_ecn_threshold(&self) -> bool {
+                match self {
+                    $(QueueConfig::$variant(_) => <$config as Discipline>::TAKES_ECN_THRESHOLD,)*
                 }
             }
 
