@@ -1,8 +1,11 @@
 //! One direction of a wired link: an egress queue, a link model that decides how long each
 //! packet occupies the transmitter and when (or whether) it reaches the far end, and the
 //! packets in propagation. Radio cells are not link models: they sit behind `RadioCell`
-//! (radio.rs).
+//! (radio.rs). Link models: `WiredLink` (constant rate) and `TraceLink` (trace.rs); jitter and
+//! aggregation act on arrivals after the model (delivery.rs).
 
+use crate::delivery::{DeliveryEffects, Pipe};
+use crate::loss::LossModel;
 use crate::queue::DropReason;
 use crate::queue::{DropSink, Queue};
 use crate::sojourn::SojournStats;
@@ -23,27 +26,44 @@ pub struct Transmission {
 }
 
 /// How a link direction carries packets. Arrival times must not decrease from one packet
-/// to the next (links deliver in order).
+/// to the next (link models deliver in order; jitter may reorder after them).
 pub trait LinkModel: Send + std::fmt::Debug {
     fn transmit(&mut self, pkt: &Packet, now: SimTime) -> Transmission;
     /// Nominal capacity (the memory budget bounds the segments a run can deliver with it).
     fn rate(&self) -> Rate;
 }
 
+/// How IP packets become frames on a link: fragments beyond the MTU, each with the link's
+/// framing bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FrameFormat {
+    pub mtu: u32,
+    /// Link-layer bytes per frame on the wire besides the IP packet (PPP: 2).
+    pub framing: u32,
+}
+
+impl FrameFormat {
+    /// Frames of an IP packet of `size` bytes and the bytes they take on the wire: a packet
+    /// larger than the MTU travels as fragments, each extra one repeating the IP header.
+    #[inline]
+    pub fn frames(&self, size: u32) -> (u64, u64) {
+        let frames = if size <= self.mtu { 1 } else { (size as u64 - IP_HEADER_BYTES).div_ceil(self.mtu as u64 - IP_HEADER_BYTES) };
+        (frames, size as u64 + (frames - 1) * IP_HEADER_BYTES + frames * u64::from(self.framing))
+    }
+}
+
 /// A wired point-to-point link direction: serialization at `rate`, constant propagation
-/// `delay`, optional independent random loss. A packet larger than the MTU travels as IP
+/// `delay`, optional random loss (`LossModel`). A packet larger than the MTU travels as IP
 /// fragments: its serialization time includes the extra fragment headers and it is lost
-/// if any fragment is (loss probability applied per fragment). With a shaper, a packet
+/// if any fragment is (loss drawn per fragment). With a shaper, a packet
 /// starts only once its IP bytes conform to the shaper's token bucket (Linux `tbf` with the
 /// link's rate as its peak rate).
 #[derive(Debug)]
 pub struct WiredLink {
     pub rate: Rate,
     pub delay: SimDuration,
-    pub mtu: u32,
-    /// Link-layer bytes per frame on the wire besides the IP packet (PPP: 2).
-    pub framing: u32,
-    pub loss: f64,
+    pub format: FrameFormat,
+    pub loss: LossModel,
     shaper: Option<TokenBucket>,
     rng: SimRng,
     /// Serialization time of one byte when it is a whole number of ns (10 Mbps: 800 ns),
@@ -52,10 +72,10 @@ pub struct WiredLink {
 }
 
 impl WiredLink {
-    pub fn new(rate: Rate, delay: SimDuration, mtu: u32, loss: f64, rng: SimRng) -> Self {
+    pub fn new(rate: Rate, delay: SimDuration, mtu: u32, loss: LossModel, rng: SimRng) -> Self {
         let bps = rate.bps();
         let ns_per_byte = (bps > 0 && 8_000_000_000 % bps == 0).then(|| 8_000_000_000 / bps);
-        WiredLink { rate, delay, mtu, framing: 0, loss, shaper: None, rng, ns_per_byte }
+        WiredLink { rate, delay, format: FrameFormat { mtu, framing: 0 }, loss, shaper: None, rng, ns_per_byte }
     }
 
     /// Shaped by `shaper`.
@@ -66,7 +86,7 @@ impl WiredLink {
 
     /// With `framing` link-layer bytes per frame on the wire.
     pub fn with_framing(mut self, framing: u32) -> Self {
-        self.framing = framing;
+        self.format.framing = framing;
         self
     }
 
@@ -76,26 +96,17 @@ impl WiredLink {
             None => self.rate.tx_time(bytes),
         }
     }
-
-    fn fragments(&self, size: u32) -> u64 {
-        if size <= self.mtu {
-            1
-        } else {
-            (size as u64 - IP_HEADER_BYTES).div_ceil(self.mtu as u64 - IP_HEADER_BYTES)
-        }
-    }
 }
 
 impl LinkModel for WiredLink {
     fn transmit(&mut self, pkt: &Packet, now: SimTime) -> Transmission {
-        let fragments = self.fragments(pkt.size);
-        let wire_bytes = pkt.size as u64 + (fragments - 1) * IP_HEADER_BYTES + fragments * u64::from(self.framing);
+        let (fragments, wire_bytes) = self.format.frames(pkt.size);
         let start = match self.shaper.as_mut() {
             Some(shaper) => shaper.release_at(u64::from(pkt.size), now),
             None => now,
         };
         let done_at = start + self.tx_time(wire_bytes);
-        let lost = self.loss > 0.0 && (0..fragments).any(|_| self.rng.chance(self.loss));
+        let lost = self.loss.lose_packet(fragments, &mut self.rng);
         Transmission { done_at, arrives_at: (!lost).then_some(done_at + self.delay) }
     }
 
@@ -134,10 +145,12 @@ pub struct Direction {
     /// Drops arrivals that exceed its token bucket, before the queue.
     pub policer: Option<TokenBucket>,
     pub model: Box<dyn LinkModel>,
+    /// Jitter and aggregation of arrivals, if any.
+    effects: Option<DeliveryEffects>,
     /// Packet being serialized and when the transmitter frees up.
     in_service: Option<(Packet, Transmission)>,
-    /// Packets propagating towards `to`, in arrival order.
-    pipe: VecDeque<(SimTime, Packet)>,
+    /// Packets propagating towards `to`.
+    pipe: Pipe,
     pub stats: DirectionStats,
 }
 
@@ -160,10 +173,20 @@ impl Direction {
             queue,
             policer: None,
             model,
+            effects: None,
             in_service: None,
-            pipe: VecDeque::new(),
+            pipe: Pipe::InOrder(VecDeque::new()),
             stats: DirectionStats::default(),
         }
+    }
+
+    /// With jitter and aggregation on its arrivals (a reordering pipe if the jitter reorders).
+    pub fn with_effects(mut self, effects: Option<DeliveryEffects>) -> Self {
+        if effects.as_ref().is_some_and(DeliveryEffects::reorders) {
+            self.pipe = Pipe::reordering();
+        }
+        self.effects = effects;
+        self
     }
 
     /// Offers a packet to the queue; starts the transmitter if it was idle.
@@ -195,18 +218,20 @@ impl Direction {
     }
 
     /// The transmitter finished its packet: it enters the pipe (or is lost). Returns the
-    /// arrival to schedule — only when the packet is alone in the pipe: the pipe is in
-    /// order, so one pending arrival per link suffices and the scheduler stays small —
-    /// and the next `tx_done` time (if the queue had more).
+    /// arrival to schedule — only when the packet is the pipe's earliest: one pending arrival
+    /// per link suffices and the scheduler stays small (`Pipe`) — and the next `tx_done` time
+    /// (if the queue had more).
     pub fn tx_done(&mut self, now: SimTime) -> (Option<SimTime>, Option<SimTime>) {
         let (pkt, tx) = self.in_service.take().expect("tx_done with an idle transmitter");
         self.stats.transmitted += 1;
         self.stats.transmitted_bytes += pkt.size as u64;
         let arrival = match tx.arrives_at {
             Some(at) => {
-                debug_assert!(self.pipe.back().is_none_or(|(t, _)| *t <= at), "link model reordered packets");
-                self.pipe.push_back((at, pkt));
-                (self.pipe.len() == 1).then_some(at)
+                let at = match self.effects.as_mut() {
+                    Some(effects) => effects.arrival(at),
+                    None => at,
+                };
+                self.pipe.push(at, pkt)
             }
             None => {
                 self.stats.link_losses += 1;
@@ -216,11 +241,10 @@ impl Direction {
         (arrival, self.start_next(now))
     }
 
-    /// The packet at the front of the pipe reaches the far end; also returns when the next
-    /// one arrives, if any (to schedule).
-    pub fn arrive(&mut self) -> (Packet, Option<SimTime>) {
-        let pkt = self.pipe.pop_front().expect("arrival with an empty pipe").1;
-        (pkt, self.pipe.front().map(|(at, _)| *at))
+    /// The pipe's earliest packet reaches the far end at `now` (None: a superseded arrival
+    /// event of a reordering pipe); also returns the next arrival to schedule, if any.
+    pub fn arrive(&mut self, now: SimTime) -> (Option<Packet>, Option<SimTime>) {
+        self.pipe.pop(now)
     }
 
     /// The packet being serialized, if any.
@@ -249,7 +273,8 @@ mod tests {
         // 10 Mbps: 800 ns a byte. A 1500 B packet with PPP's 2 B takes 1502 · 800 ns; a
         // 3000 B packet over MTU 1500 is 3 fragments (2980 B of payload over 1480 B each):
         // 3000 + 2·20 B of extra IP headers + 3·2 B of framing.
-        let mut link = WiredLink::new(Rate::from_mbps(10), SimDuration::ZERO, 1500, 0.0, SimRng::stream(1, "t")).with_framing(2);
+        let mut link =
+            WiredLink::new(Rate::from_mbps(10), SimDuration::ZERO, 1500, LossModel::Bernoulli(0.0), SimRng::stream(1, "t")).with_framing(2);
         let pkt =
             |size: u32| Packet::data(0, 0, 1, DataHeader { seq: 0, payload: size - 52, tsval: SimTime::ZERO, cwr: false }, Ecn::NotEct);
         assert_eq!(link.transmit(&pkt(1500), SimTime::ZERO).done_at, SimTime(1502 * 800));
@@ -257,7 +282,7 @@ mod tests {
     }
 
     fn wired(loss: f64) -> WiredLink {
-        WiredLink::new(Rate::from_mbps(10), SimDuration::from_millis(5), 1500, loss, SimRng::stream(1, "t"))
+        WiredLink::new(Rate::from_mbps(10), SimDuration::from_millis(5), 1500, LossModel::Bernoulli(loss), SimRng::stream(1, "t"))
     }
 
     #[test]
@@ -270,7 +295,7 @@ mod tests {
     #[test]
     fn exact_and_general_rates_give_the_same_serialization_time() {
         for bps in [10_000_000, 1_000_000_000, 3_000_000, 7_777_777] {
-            let link = WiredLink::new(Rate(bps), SimDuration::ZERO, 1500, 0.0, SimRng::stream(1, "t"));
+            let link = WiredLink::new(Rate(bps), SimDuration::ZERO, 1500, LossModel::Bernoulli(0.0), SimRng::stream(1, "t"));
             for bytes in [1, 52, 1500, 9000] {
                 assert_eq!(link.tx_time(bytes), Rate(bps).tx_time(bytes), "{bps} bps, {bytes} B");
             }
@@ -305,8 +330,8 @@ mod tests {
         assert_eq!(d.packets_held(), 2);
         // The second packet joins a non-empty pipe: its arrival is announced by the first's.
         assert_eq!(d.tx_done(SimTime(2_400_000)), (None, None));
-        assert_eq!(d.arrive().1, Some(SimTime(7_400_000)));
-        assert_eq!(d.arrive().1, None);
+        assert_eq!(d.arrive(SimTime(6_200_000)).1, Some(SimTime(7_400_000)));
+        assert_eq!(d.arrive(SimTime(7_400_000)).1, None);
         assert_eq!(d.stats.queue.drops(), 1);
         assert_eq!(d.stats.offered, 3);
         // The first packet left at once, the second after the first's 1.2 ms; the dropped

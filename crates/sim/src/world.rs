@@ -1,7 +1,8 @@
 //! The event loop: one scheduler of plain enum events (docs/architecture.md). Packets never sit in
 //! the scheduler: a link direction keeps its queue, the packet in service and the packets
 //! in propagation itself, and events only say "transmitter of link L is done" or "the
-//! front of link L's pipe arrives" — at most one of each per link, so the heap stays a
+//! earliest packet of link L's pipe arrives" — one of each per link (a reordering pipe may
+//! leave a superseded arrival event behind, which finds nothing due), so the heap stays a
 //! few dozen entries deep whatever the bandwidth-delay product. An mmWave cell is run
 //! lazily the same way: one `RadioWake` event at its next subframe boundary or HARQ
 //! outcome while it has work, none while it is idle; packets enter it when routing picks a
@@ -255,11 +256,12 @@ impl World {
             }
             Event::LinkArrival(l) => {
                 let link = &mut self.net.links[l as usize];
-                let (pkt, next) = link.arrive();
+                let (pkt, next) = link.arrive(now);
                 let node = link.to;
                 if let Some(at) = next {
                     self.sched.schedule(at, Event::LinkArrival(l));
                 }
+                let Some(pkt) = pkt else { return };
                 if node == pkt.dst {
                     self.deliver(pkt, now);
                 } else {

@@ -107,8 +107,16 @@ def _absent(why: str) -> Check:
     return check
 
 
-def _no_loss(value: float, _: Where) -> str | None:
+def _no_loss(value: float | dict[str, Any], _: Where) -> str | None:
+    if isinstance(value, dict):
+        return "a loss model (gilbert-elliott) needs netem's gemodel, which this kernel lacks; allowed: 0"
     return None if not value else f"{value} needs random loss (netem), which this kernel lacks; allowed: 0"
+
+
+# Path models the simulator has and this kernel cannot emulate (docs/path-models.md).
+_NO_TRACE = _absent("trace-driven links need a delivery schedule per ms (mm-link), which the delay line and tbf lack")
+_NO_JITTER = _absent("jitter needs netem's per-packet delay, which this kernel lacks")
+_NO_AGGREGATION = _absent("releasing packets in batches needs a timed qdisc (netem's slot), which this kernel lacks")
 
 
 def _sample_interval(value: str, _: Where) -> str | None:
@@ -462,6 +470,9 @@ KERNEL_SETTINGS: dict[str, Handling] = {
         "the data device's tbf runs at the shaper's rate and burst with the link rate as its peak rate "
         "(a one-packet peak bucket), its child the link's queue; moot at or above the link rate: the link's tbf alone"
     ),
+    "topology.bottleneck.trace": Handling("refused", _NO_TRACE),
+    "topology.bottleneck.jitter": Handling("refused", _NO_JITTER),
+    "topology.bottleneck.aggregation": Handling("refused", _NO_AGGREGATION),
     "topology.access.rate": Handling("not shaped (veths at memory speed): only rates that would not matter", _access_rate),
     "topology.access.delay": Handling("added to each pair's one-way delay in the delay line"),
     "topology.access.buffer": Handling("no queue of its own: only buffers that would not fill", _access_buffer),
@@ -481,6 +492,9 @@ KERNEL_SETTINGS: dict[str, Handling] = {
     "topology.access.shaper": Handling(
         "refused", _absent("access links are veths at memory speed without a queue, with no token bucket")
     ),
+    "topology.access.trace": Handling("refused", _NO_TRACE),
+    "topology.access.jitter": Handling("refused", _NO_JITTER),
+    "topology.access.aggregation": Handling("refused", _NO_AGGREGATION),
     "flows.*.cc": Handling(
         "TCP_CONGESTION on the sender's socket (newreno is the kernel's reno); parameters: the host's own, "
         "compared and never written (tcp_cubic's module parameters are global to the machine; other "
@@ -588,6 +602,7 @@ _WHOLE = {
     *(f"topology.{link}.{key}" for link in ("bottleneck", "access") for key in ("queue", "reverse", "policer", "shaper")),
     "flows.*.cc",
     "flows.*.app",
+    *(f"topology.{link}.{key}" for link in ("bottleneck", "access") for key in ("loss", "jitter", "aggregation")),
 }
 
 
