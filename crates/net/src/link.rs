@@ -151,16 +151,20 @@ pub struct Direction {
     in_service: Option<(Packet, Transmission)>,
     /// Packets propagating towards `to`.
     pipe: Pipe,
+    /// The wake-up last asked of the caller (`Next::Wake`); one at another time is stale.
+    wake_at: Option<SimTime>,
     pub stats: DirectionStats,
 }
 
-/// What `Direction::offer` did with a packet.
-#[derive(Debug, PartialEq, Eq)]
-pub enum Offer {
-    /// Queued or dropped (`stats.queue` counts the drops); the transmitter was already busy.
-    Accepted,
-    /// The transmitter was idle and started on a packet: schedule `tx_done` at this time.
-    Started { done_at: SimTime },
+/// What the caller schedules for a direction after offering it a packet, finishing a
+/// transmission or waking it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Next {
+    /// The transmitter started on a packet: call `tx_done` at this time.
+    TxDone(SimTime),
+    /// The transmitter is idle and the queue holds packets none of which may leave yet (a
+    /// pacing discipline): call `wake` at this time.
+    Wake(SimTime),
 }
 
 impl Direction {
@@ -176,6 +180,7 @@ impl Direction {
             effects: None,
             in_service: None,
             pipe: Pipe::InOrder(VecDeque::new()),
+            wake_at: None,
             stats: DirectionStats::default(),
         }
     }
@@ -190,7 +195,7 @@ impl Direction {
     }
 
     /// Offers a packet to the queue; starts the transmitter if it was idle.
-    pub fn offer(&mut self, pkt: Packet, now: SimTime) -> Offer {
+    pub fn offer(&mut self, pkt: Packet, now: SimTime) -> Option<Next> {
         self.stats.offered += 1;
         let policed = self.policer.as_mut().is_some_and(|policer| !policer.conforms(u64::from(pkt.size), now));
         if policed {
@@ -198,30 +203,43 @@ impl Direction {
         } else {
             self.queue.enqueue(pkt, now, &mut self.stats.queue);
         }
-        match self.start_next(now) {
-            Some(done_at) => Offer::Started { done_at },
-            None => Offer::Accepted,
-        }
+        self.start_next(now)
     }
 
-    /// Starts serializing the next queued packet if the transmitter is idle.
-    fn start_next(&mut self, now: SimTime) -> Option<SimTime> {
+    /// Starts serializing the next queued packet if the transmitter is idle. If the queue
+    /// holds packets but none may leave yet, asks for a wake-up when one may (once per time).
+    fn start_next(&mut self, now: SimTime) -> Option<Next> {
         if self.in_service.is_some() {
             return None;
         }
-        let pkt = self.queue.dequeue(now, &mut self.stats.queue)?;
+        let Some(pkt) = self.queue.dequeue(now, &mut self.stats.queue) else {
+            let at = self.queue.next_ready_at().filter(|&at| self.wake_at != Some(at))?;
+            debug_assert!(at > now, "a queue held back a packet due now");
+            self.wake_at = Some(at);
+            return Some(Next::Wake(at));
+        };
         self.stats.sojourn.add(now.saturating_since(pkt.enqueued_at));
         let tx = self.model.transmit(&pkt, now);
         self.stats.busy_ns += (tx.done_at - now).as_nanos();
         self.in_service = Some((pkt, tx));
-        Some(tx.done_at)
+        Some(Next::TxDone(tx.done_at))
+    }
+
+    /// The wake-up asked for by `Next::Wake` is due: starts the transmitter if a packet may
+    /// leave now. A stale wake-up (superseded by a later request) does nothing.
+    pub fn wake(&mut self, now: SimTime) -> Option<Next> {
+        if self.wake_at != Some(now) {
+            return None;
+        }
+        self.wake_at = None;
+        self.start_next(now)
     }
 
     /// The transmitter finished its packet: it enters the pipe (or is lost). Returns the
     /// arrival to schedule — only when the packet is the pipe's earliest: one pending arrival
-    /// per link suffices and the scheduler stays small (`Pipe`) — and the next `tx_done` time
-    /// (if the queue had more).
-    pub fn tx_done(&mut self, now: SimTime) -> (Option<SimTime>, Option<SimTime>) {
+    /// per link suffices and the scheduler stays small (`Pipe`) — and what comes next if the
+    /// queue had more.
+    pub fn tx_done(&mut self, now: SimTime) -> (Option<SimTime>, Option<Next>) {
         let (pkt, tx) = self.in_service.take().expect("tx_done with an idle transmitter");
         self.stats.transmitted += 1;
         self.stats.transmitted_bytes += pkt.size as u64;
@@ -261,7 +279,7 @@ impl Direction {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::queue::{Discipline, DroptailConfig, QueueContext, QueueLimit};
+    use crate::queue::{Discipline, DroptailConfig, FqConfig, QueueContext, QueueLimit};
     use tcplab_core::{DataHeader, Ecn};
 
     fn pkt(payload: u32) -> Packet {
@@ -320,13 +338,13 @@ mod tests {
     fn direction_keeps_the_transmitter_busy_and_conserves_packets() {
         let q = DroptailConfig {}.build(QueueContext::for_tests(QueueLimit::Packets(1), None));
         let mut d = Direction::new(0, "a->b".into(), 0, 1, q, Box::new(wired(0.0)));
-        assert_eq!(d.offer(pkt(1448), SimTime::ZERO), Offer::Started { done_at: SimTime(1_200_000) });
-        assert_eq!(d.offer(pkt(1448), SimTime::ZERO), Offer::Accepted);
-        assert_eq!(d.offer(pkt(1448), SimTime::ZERO), Offer::Accepted);
+        assert_eq!(d.offer(pkt(1448), SimTime::ZERO), Some(Next::TxDone(SimTime(1_200_000))));
+        assert_eq!(d.offer(pkt(1448), SimTime::ZERO), None);
+        assert_eq!(d.offer(pkt(1448), SimTime::ZERO), None);
         assert_eq!((d.stats.queue.tail, d.packets_held()), (1, 2));
         let (arrival, next) = d.tx_done(SimTime(1_200_000));
         assert_eq!(arrival, Some(SimTime(6_200_000)));
-        assert_eq!(next, Some(SimTime(2_400_000)));
+        assert_eq!(next, Some(Next::TxDone(SimTime(2_400_000))));
         assert_eq!(d.packets_held(), 2);
         // The second packet joins a non-empty pipe: its arrival is announced by the first's.
         assert_eq!(d.tx_done(SimTime(2_400_000)), (None, None));
@@ -337,5 +355,30 @@ mod tests {
         // The first packet left at once, the second after the first's 1.2 ms; the dropped
         // third never left the queue.
         assert_eq!((d.stats.sojourn.count, d.stats.sojourn.sum_ns), (2, 1_200_000));
+    }
+
+    // fq paces one flow to 12 Mbit/s (1500 B every 1 ms) on a 1 Gbit/s link (12 µs a
+    // packet). The first packet starts at once; when it is done the queue holds packets that
+    // are not due: the link asks to be woken at 1 ms, ignores a stale wake-up, sends the
+    // next at 1 ms, asks for 2 ms, and does not ask twice for the same time.
+    #[test]
+    fn a_pacing_queue_gets_the_transmitter_woken_when_its_next_packet_is_due() {
+        let us = |v: u64| SimTime(v * 1_000);
+        let q = FqConfig { maxrate_mbps: 12.0, ..Default::default() }.build(QueueContext::for_tests(QueueLimit::Packets(100), None));
+        let link = WiredLink::new(Rate::from_mbps(1000), SimDuration::ZERO, 1500, LossModel::Bernoulli(0.0), SimRng::stream(1, "t"));
+        let mut d = Direction::new(0, "a->b".into(), 0, 1, q, Box::new(link));
+        assert_eq!(d.offer(pkt(1448), us(0)), Some(Next::TxDone(us(12))));
+        assert_eq!(d.offer(pkt(1448), us(0)), None);
+        assert_eq!(d.offer(pkt(1448), us(0)), None);
+        assert_eq!(d.tx_done(us(12)).1, Some(Next::Wake(us(1_000))));
+        assert_eq!(d.wake(us(500)), None);
+        assert_eq!(d.wake(us(1_000)), Some(Next::TxDone(us(1_012))));
+        assert_eq!(d.tx_done(us(1_012)).1, Some(Next::Wake(us(2_000))));
+        assert_eq!(d.offer(pkt(1448), us(1_500)), None, "a wake-up at 2 ms is pending already");
+        assert_eq!(d.wake(us(2_000)), Some(Next::TxDone(us(2_012))));
+        assert_eq!(d.tx_done(us(2_012)).1, Some(Next::Wake(us(3_000))));
+        assert_eq!(d.wake(us(3_000)), Some(Next::TxDone(us(3_012))));
+        assert_eq!(d.tx_done(us(3_012)).1, None);
+        assert_eq!((d.queue.len_packets(), d.stats.transmitted), (0, 4));
     }
 }

@@ -144,8 +144,16 @@ pub trait Queue: Send + std::fmt::Debug {
     /// marked is reported to `sink`. A queued packet's `enqueued_at` is set to `now` (the
     /// link records each packet's sojourn from it).
     fn enqueue(&mut self, pkt: Packet, now: SimTime, sink: &mut DropSink);
-    /// The next packet to send, if any; packets discarded on the way go to `sink`.
+    /// The next packet to send, if any; packets discarded on the way go to `sink`. A
+    /// pacing discipline may return None while it holds packets none of which may leave
+    /// before [`Queue::next_ready_at`].
     fn dequeue(&mut self, now: SimTime, sink: &mut DropSink) -> Option<Packet>;
+    /// After `dequeue` returned None with packets queued: when one may leave (the link
+    /// tries `dequeue` again then, or earlier if a packet arrives). Disciplines whose
+    /// `dequeue` returns a packet whenever they hold one keep the default, None.
+    fn next_ready_at(&self) -> Option<SimTime> {
+        None
+    }
     fn len_packets(&self) -> u32;
     fn len_bytes(&self) -> u64;
     fn is_empty(&self) -> bool {
@@ -231,6 +239,8 @@ disciplines! {
     Pie(pie::PieConfig) = "pie",
     /// Random Early Detection with Adaptive RED and ECN (Linux sch_red).
     Red(red::RedConfig) = "red",
+    /// Fair queueing with per-flow pacing (Linux sch_fq).
+    Fq(fq::FqConfig) = "fq",
 }
 
 /// The `queue` setting: a name or a table. A parameter's message is serde's, for the caller
