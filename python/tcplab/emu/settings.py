@@ -212,7 +212,7 @@ def _access_queue(value: Any, _: Where) -> str | None:
     if kind in FIFO_QUEUES:
         return None
     return (
-        f"{kind} is not emulated: an AQM drops and marks before its buffer fills, and the access links "
+        f"{kind} is not emulated: it drops, marks or paces before its buffer fills, and the access links "
         f"are veths without a queue; allowed: {', '.join(FIFO_QUEUES)}"
     )
 
