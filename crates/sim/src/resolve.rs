@@ -574,7 +574,9 @@ fn check_link(l: &LinkSpec, path: &str, explicit: bool) -> Result<(), ScenarioEr
         check_queue(queue, l, buffer, r.ecn_threshold.or(l.ecn_threshold), format!("{path}.reverse.queue"))?;
         match (r.ecn_threshold, l.ecn_threshold) {
             (Some(_), _) => check_marking_queue(queue, format!("{path}.reverse.ecn_threshold"), "")?,
-            (None, Some(_)) => check_marking_queue(queue, format!("{path}.reverse.queue"), " (the link's ecn_threshold applies to b -> a too)")?,
+            (None, Some(_)) => {
+                check_marking_queue(queue, format!("{path}.reverse.queue"), " (the link's ecn_threshold applies to b -> a too)")?
+            }
             (None, None) => {}
         }
         if let Some(loss) = r.loss {
