@@ -389,7 +389,7 @@ def test_each_queue_becomes_the_tbfs_child_with_its_parameters(
             {"topology.bottleneck.queue": {"kind": "pie", "target_ms": 15.0005, "tupdate_ms": 16.0}},
             "topology.bottleneck.queue.target_ms: 15.0005 is not emulated: tc takes whole microseconds",
         ),
-        ({"topology.access.queue": "fq_codel"}, "topology.access.queue: fq_codel is not emulated: an AQM drops and marks"),
+        ({"topology.access.queue": "fq_codel"}, "topology.access.queue: fq_codel is not emulated: it drops, marks or paces"),
         (
             {"topology.access.shaper": {"rate": "5Mbps", "burst": "10KB"}},
             "topology.access.shaper: access links are veths at memory speed",

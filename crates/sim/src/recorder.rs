@@ -185,7 +185,7 @@ series! {
         pub bbr_cwnd_gain: f64,
         /// BBR v1's long-term bandwidth while BBR paces at it, having found the path policed
         /// (`lt_use_bw`, `lt_bw`); NaN (null) otherwise and for algorithms without that model.
-        #[column(F64, "Mbps")]
+        #[column(F64, "Mbit/s")]
         pub bbr_lt_bw_mbps: f64,
     }
 }
