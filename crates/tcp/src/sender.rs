@@ -46,7 +46,7 @@ use tcplab_core::{AckHeader, DataHeader, Ecn, Rate, SackBlock, SimDuration, SimT
 pub struct Transmit {
     pub header: DataHeader,
     /// ECT(0) on new data when ECN is on; retransmissions are Not-ECT (RFC 3168 §6.1.5)
-    /// except in accurate mode (Linux keeps ECT for DCTCP).
+    /// except in accurate mode (Linux keeps ECT for DCTCP); ECT(1) on all data in L4S mode.
     pub ecn: Ecn,
     pub is_retransmit: bool,
 }
@@ -1433,13 +1433,14 @@ impl TcpSender {
         if let Some(rack) = self.rack.as_mut() {
             rack.on_sent(seq, self.sb.get(seq));
         }
-        // Linux tcp_ecn_send: ECT on new data; retransmissions only for NEEDS_ECN algorithms.
-        let ect = match self.cfg.ecn {
-            EcnMode::Off => false,
-            EcnMode::Classic => !is_retransmit,
-            EcnMode::Accurate => true,
+        // Linux tcp_ecn_send: ECT on new data; retransmissions only for NEEDS_ECN algorithms;
+        // ECT(1) for L4S ones (INET_ECN_xmit with TCP_ECN_ECT_1).
+        let ecn = match self.cfg.ecn {
+            EcnMode::Classic if !is_retransmit => Ecn::Ect0,
+            EcnMode::Off | EcnMode::Classic => Ecn::NotEct,
+            EcnMode::Accurate => Ecn::Ect0,
+            EcnMode::L4s => Ecn::Ect1,
         };
-        let ecn = if ect { Ecn::Ect0 } else { Ecn::NotEct };
         if matches!(self.cx.ca_state, CaState::Cwr | CaState::Recovery) {
             self.prr.on_sent();
         }

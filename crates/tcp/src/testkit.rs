@@ -294,7 +294,7 @@ impl Wire {
                 continue;
             }
             let mut ecn = tx.ecn;
-            if ecn == Ecn::Ect0 && copy == 1 && self.ce_marks.contains(&tx.header.seq) {
+            if ecn.is_ect() && copy == 1 && self.ce_marks.contains(&tx.header.seq) {
                 ecn = Ecn::Ce;
             }
             let departure = match self.bottleneck {

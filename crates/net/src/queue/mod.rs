@@ -95,9 +95,10 @@ impl DropSink {
         self.dropped_data.get_or_insert_with(Vec::new);
     }
 
-    /// CE-marks `pkt` if it is ECT(0) and counts the mark.
+    /// CE-marks `pkt` if it is ECT(0) or ECT(1) and counts the mark (an arrival already CE
+    /// is left alone and not counted again).
     pub fn ce_mark(&mut self, pkt: &mut Packet) {
-        if pkt.ecn == Ecn::Ect0 {
+        if pkt.ecn.is_ect() {
             pkt.ecn = Ecn::Ce;
             self.ce_marks += 1;
         }
