@@ -10,6 +10,7 @@
 mod codel_core;
 mod fifo;
 
+use crate::sojourn::SojournStats;
 use fifo::{Fifo, FifoQueue};
 
 use serde::{Serialize, Serializer};
@@ -152,6 +153,12 @@ pub trait Queue: Send + std::fmt::Debug {
     fn is_empty(&self) -> bool {
         self.len_packets() == 0
     }
+    /// How long the packets sent from a low-latency (L4S) queue waited, for dual-queue
+    /// disciplines (DualPI2's L queue); None for the others. The link's own sojourn
+    /// statistics cover every packet of the direction.
+    fn l4s_sojourn(&self) -> Option<&SojournStats> {
+        None
+    }
 }
 
 /// What each discipline's parameter struct provides to the registry.
@@ -222,6 +229,8 @@ disciplines! {
     Pie(pie::PieConfig) = "pie",
     /// Random Early Detection with Adaptive RED and ECN (Linux sch_red).
     Red(red::RedConfig) = "red",
+    /// DualPI2, the coupled L4S dual queue (Linux sch_dualpi2, RFC 9332).
+    DualPi2(dualpi2::DualPi2Config) = "dualpi2",
 }
 
 /// The `queue` setting: a name or a table. A parameter's message is serde's, for the caller
