@@ -664,11 +664,15 @@ impl TcpSender {
         }
     }
 
-    /// Linux `tcp_tso_segs`: `tcp_tso_autosize` with the algorithm's `min_tso_segs`, recomputed
-    /// only when its inputs change; 1 without GSO.
+    /// Linux `tcp_tso_segs`: the algorithm's own `tso_segs` if it has one, else
+    /// `tcp_tso_autosize` with the algorithm's `min_tso_segs`, recomputed only when its inputs
+    /// change; 1 without GSO.
     fn tso_segs(&mut self) -> u32 {
         if !self.cfg.gso {
             return 1;
+        }
+        if let Some(segs) = self.cc.tso_segs(&self.cx) {
+            return segs;
         }
         let key = (self.cx.pacing_rate, self.min_rtt.get(), self.cc.min_tso_segs(&self.cx));
         if self.tso_segs.1 != Some(key) {
