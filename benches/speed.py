@@ -2,7 +2,10 @@
 and prints simulated packets delivered per wall-second, wall time, events and peak RSS.
 
 Targets: >= 3 million delivered packets per wall-second on (c); (d) under 5 s;
-peak RSS under 150 MB everywhere. This is a benchmark, not a test: it never fails a build.
+peak RSS under 150 MB everywhere; (f), FQ-CoDel, within 15 % of (b)'s packets per wall-second,
+drop tail on the same path ((g) is CoDel's). This is a benchmark, not a test: it never fails a
+build. On a busy machine, compare instructions instead: `valgrind --tool=callgrind` of a child
+run, less the instructions of the same scenario over 1 ms (Python's start-up).
 Usage: .venv/bin/python benches/speed.py [SCENARIO.toml ...]
 """
 

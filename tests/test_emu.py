@@ -12,19 +12,21 @@ import json
 import os
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
 import time
 from dataclasses import astuple
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
 
 import tcplab
 from tcplab import ScenarioError, _core
-from tcplab.emu import EmulationError, delayline, emulate, leftovers, plan_for, settings, tcpinfo
+from tcplab.emu import EmulationError, delayline, emulate, kernel, leftovers, plan_for, settings, tcpinfo
 from tcplab.emu import plan as emu_plan
 from tcplab.emu import run as emu_run
 from tcplab.scenario import prepare, validate
@@ -247,13 +249,189 @@ def test_every_key_of_a_dumbbell_scenario_is_in_the_kernel_table_and_its_documen
         assert f"`{key}`" in documented, f"{key} is not in docs/emulation.md's table"
 
 
-def test_a_queue_discipline_without_a_kernel_qdisc_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(settings, "KERNEL_QUEUES", ("droptail",))
-    overrides = {"topology.bottleneck.queue": "headdrop"}
-    with pytest.raises(
-        ScenarioError, match=r"^topology.bottleneck.queue: 'headdrop' has no kernel qdisc here; allowed: droptail"
-    ):
+def _kernel_with(monkeypatch: pytest.MonkeyPatch, *features: str) -> None:
+    """The running kernel as one built with `features` (tc names) and HZ 250."""
+    options = {kernel.FEATURES[f]: "y" for f in features} | {"CONFIG_HZ": "250"}
+    monkeypatch.setattr(kernel, "configuration", lambda: options)
+
+
+def _refusal(overrides: dict) -> str:
+    with pytest.raises(ScenarioError) as error:
         plan_for(tcplab.resolve("rtt-lens", overrides))
+    message = str(error.value)
+    assert "\n" not in message and "; allowed" in message, message
+    return message
+
+
+def test_the_kernels_configuration_says_which_qdiscs_it_has() -> None:
+    text = "CONFIG_NET_SCH_TBF=y\nCONFIG_NET_SCH_CODEL=m\n# CONFIG_NET_SCH_RED is not set\nCONFIG_HZ=250\n"
+    assert kernel.parse_config(text, modules_loadable=True) == {
+        "CONFIG_NET_SCH_TBF": "y",
+        "CONFIG_NET_SCH_CODEL": "y",
+        "CONFIG_HZ": "250",
+    }
+    assert kernel.parse_config(text, modules_loadable=False)["CONFIG_NET_SCH_CODEL"] == "m"
+    assert kernel.missing("codel") == "sch_codel (CONFIG_NET_SCH_CODEL)"
+    assert kernel.missing("police") == "act_police (CONFIG_NET_ACT_POLICE)"
+
+
+def test_a_queue_discipline_the_kernel_lacks_is_refused_naming_what_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    _kernel_with(monkeypatch, "tbf", "pie")
+    assert _refusal({"topology.bottleneck.queue": "codel"}) == (
+        "topology.bottleneck.queue: codel needs the kernel's sch_codel (CONFIG_NET_SCH_CODEL), which this "
+        "kernel does not have; allowed here: droptail, headdrop, pie"
+    )
+
+
+def test_a_kernel_that_does_not_tell_is_tried(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(kernel, "configuration", lambda: None)
+    assert (
+        "handle 10: codel limit 330"
+        in plan_for(tcplab.resolve("rtt-lens", {"topology.bottleneck.queue": "codel"})).commands_text()
+    )
+
+
+@pytest.mark.parametrize(
+    ("queue", "buffer", "child"),
+    [
+        ("droptail", "330pkt", "pfifo limit 330"),
+        ("headdrop", "330pkt", "pfifo_head_drop limit 330"),
+        ("codel", "330pkt", "codel limit 330 target 5000us interval 100000us noecn"),
+        (
+            {"kind": "codel", "target_ms": 2.5, "interval_ms": 50.0, "ecn": True, "ce_threshold_ms": 1.0},
+            "1000pkt",
+            "codel limit 1000 target 2500us interval 50000us ecn ce_threshold 1000us",
+        ),
+        (
+            "fq_codel",
+            "330pkt",
+            "fq_codel limit 330 flows 1024 quantum 1514 target 5000us interval 100000us ecn drop_batch 64 memory_limit 33554432",
+        ),
+        (
+            {"kind": "fq_codel", "flows": 16, "quantum": 300, "ecn": False, "ce_threshold_ms": 0.5, "drop_batch": 8},
+            "100pkt",
+            "fq_codel limit 100 flows 16 quantum 300 target 5000us interval 100000us noecn ce_threshold 500us "
+            "drop_batch 8 memory_limit 33554432",
+        ),
+        (
+            {"kind": "pie", "tupdate_ms": 16.0},
+            "330pkt",
+            "pie limit 330 target 15000us tupdate 16000us alpha 2 beta 20 noecn nobytemode no_dq_rate_estimator",
+        ),
+        (
+            {
+                "kind": "pie",
+                "target_ms": 20.0,
+                "tupdate_ms": 32.0,
+                "alpha": 0.25,
+                "beta": 2.0,
+                "ecn": True,
+                "bytemode": True,
+                "dq_rate_estimator": True,
+            },
+            "330pkt",
+            "pie limit 330 target 20000us tupdate 32000us alpha 4 beta 32 ecn bytemode dq_rate_estimator",
+        ),
+        ("red", "150KB", "red limit 150000 min 0 max 0 avpkt 1000 burst 0 probability 0.02 bandwidth 10000000bit"),
+        (
+            {
+                "kind": "red",
+                "min_th": 15000,
+                "max_th": 45000,
+                "probability": 0.1,
+                "avpkt": 1500,
+                "burst": 20,
+                "ecn": True,
+                "harddrop": True,
+                "adaptive": True,
+            },
+            "150KB",
+            "red limit 150000 min 15000 max 45000 avpkt 1500 burst 20 probability 0.1 bandwidth 10000000bit ecn harddrop adaptive",
+        ),
+    ],
+)
+def test_each_queue_becomes_the_tbfs_child_with_its_parameters(
+    monkeypatch: pytest.MonkeyPatch, queue: str | dict, buffer: str, child: str
+) -> None:
+    _kernel_with(monkeypatch, "tbf", *settings.AQM_QUEUES)
+    document = tcplab.resolve("rtt-lens", {"topology.bottleneck.queue": queue, "topology.bottleneck.buffer": buffer})
+    text = plan_for(document).commands_text()
+    for tun in (emu_plan.DATA_TUN, emu_plan.ACK_TUN):  # both directions: one link setting
+        assert f"tc qdisc add dev {tun} parent 1:1 handle 10: {child}\n" in text
+
+
+@pytest.mark.parametrize(
+    ("overrides", "refusal"),
+    [
+        (
+            {"topology.bottleneck.queue": "codel", "topology.bottleneck.buffer": "64KB"},
+            "topology.bottleneck.queue: codel's limit counts packets in Linux (sch_codel)",
+        ),
+        ({"topology.bottleneck.queue": "red"}, "topology.bottleneck.queue: red with a buffer in packets averages packets"),
+        (
+            {"topology.bottleneck.queue": {"kind": "red", "gentle": True}, "topology.bottleneck.buffer": "150KB"},
+            "topology.bottleneck.queue.gentle: true is not emulated: Linux's sch_red has no gentle mode",
+        ),
+        (
+            {"topology.bottleneck.queue": {"kind": "pie", "max_burst_ms": 100.0, "tupdate_ms": 16.0}},
+            "topology.bottleneck.queue.max_burst_ms: 100.0 is not emulated: sch_pie's burst allowance is fixed",
+        ),
+        (
+            {"topology.bottleneck.queue": {"kind": "pie", "alpha": 0.0, "tupdate_ms": 16.0}},
+            "topology.bottleneck.queue.alpha: 0 is not emulated: tc sends no alpha of 0",
+        ),
+        (
+            {"topology.bottleneck.queue": "pie"},
+            "topology.bottleneck.queue.tupdate_ms: 15.0 is not emulated: sch_pie's timer counts whole jiffies "
+            "(usecs_to_jiffies), 4 ms at this kernel's HZ 250; allowed: a multiple of 4",
+        ),
+        (
+            {"topology.bottleneck.queue": {"kind": "pie", "target_ms": 15.0005, "tupdate_ms": 16.0}},
+            "topology.bottleneck.queue.target_ms: 15.0005 is not emulated: tc takes whole microseconds",
+        ),
+        ({"topology.access.queue": "fq_codel"}, "topology.access.queue: fq_codel is not emulated: an AQM drops and marks"),
+        (
+            {"topology.access.shaper": {"rate": "5Mbps", "burst": "10KB"}},
+            "topology.access.shaper: access links are veths at memory speed",
+        ),
+        (
+            {"topology.access.policer": {"rate": "5Mbps", "burst": "10KB"}},
+            "topology.access.policer: access links are veths at memory speed",
+        ),
+        (
+            {"topology.bottleneck.reverse": {"shaper": {"rate": "5Mbps", "burst": "10KB"}}},
+            "topology.bottleneck.reverse: per-direction overrides are not emulated",
+        ),
+        (
+            {"topology.bottleneck.policer": {"rate": "5Mbps", "burst": "10KB"}},
+            "topology.bottleneck.policer: policing needs the kernel's act_police (CONFIG_NET_ACT_POLICE), which this kernel does not have",
+        ),
+    ],
+)
+def test_what_the_kernels_qdiscs_cannot_put_in_effect_is_refused_in_one_line(
+    monkeypatch: pytest.MonkeyPatch, overrides: dict, refusal: str
+) -> None:
+    _kernel_with(monkeypatch, "tbf", *settings.AQM_QUEUES)
+    message = _refusal(overrides)
+    assert message.startswith(refusal), message
+
+
+def test_a_policer_is_refused_even_where_the_kernel_has_act_police(monkeypatch: pytest.MonkeyPatch) -> None:
+    _kernel_with(monkeypatch, "tbf", "police")
+    message = _refusal({"topology.bottleneck.policer": {"rate": "5Mbps", "burst": "10KB"}})
+    assert message.startswith("topology.bottleneck.policer: policing is not emulated"), message
+
+
+def test_a_shaper_makes_the_data_directions_tbf_the_shapers_with_the_link_as_peak_rate() -> None:
+    shaped = plan_for(tcplab.resolve("rtt-lens", {"topology.bottleneck.shaper": {"rate": "5Mbps", "burst": "15KB"}}))
+    text = shaped.commands_text()
+    assert "dev dl0 root handle 1: tbf rate 5000000bit burst 15000 peakrate 10000000bit mtu 1500 latency 10s\n" in text
+    assert "dev dl1 root handle 1: tbf rate 10000000bit burst 3000 latency 10s\n" in text  # the ACKs: the link's
+    assert "dev dl0 parent 1:1 handle 10: pfifo limit 330" in text
+    # At the link rate or above the shaper changes nothing: the link's own tbf.
+    plain = plan_for(tcplab.resolve("rtt-lens"), prefix="tlabcdef").commands_text()
+    moot = {"topology.bottleneck.shaper": {"rate": "10Mbps", "burst": "15KB"}}
+    assert plan_for(tcplab.resolve("rtt-lens", moot), prefix="tlabcdef").commands_text() == plain
 
 
 def test_a_key_the_table_does_not_know_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -367,7 +545,7 @@ def test_the_emulations_frames_have_the_simulators_columns(tiny_result: tcplab.R
         "origin": 0.0,
         "flows": {0: []},
         "qdisc": [],
-        "qdisc_baseline": {device: (0, 0, 0, 0) for device in emu_run.LINK_NAMES},
+        "qdisc_baseline": {device: emu_run.queue_sample([]) for device in emu_run.LINK_NAMES},
         "delay_line": {},
         "established": {},
         "connected_late": {},
@@ -378,6 +556,75 @@ def test_the_emulations_frames_have_the_simulators_columns(tiny_result: tcplab.R
     assert result.flows.schema == tiny_result.flows.schema
     assert result.links.schema == tiny_result.links.schema
     assert result.summary["fairness_jain"] == 1.0
+
+
+@pytest.mark.parametrize(
+    ("kind", "drops", "app", "counters"),
+    [
+        ("pfifo", 7, b"", {"tail": 7}),
+        ("bfifo", 7, b"", {"tail": 7}),
+        ("pfifo_head_drop", 7, b"", {"head": 7}),
+        # tc_codel_xstats: drop_overlimit 2, ecn_mark 3, ce_mark 4
+        ("codel", 9, struct.pack("<9I", 1500, 0, 0, 0, 0, 2, 3, 0, 4), {"tail": 2, "aqm": 7, "ce": 7}),
+        # tc_fq_codel_xstats: type 0, drop_overlimit 5, ecn_mark 1, ce_mark 2
+        ("fq_codel", 9, struct.pack("<10I", 0, 1500, 5, 1, 0, 0, 0, 2, 0, 0), {"overlimit": 5, "aqm": 4, "ce": 3}),
+        # tc_red_xstats: early 6, pdrop 3, marked 8
+        ("red", 9, struct.pack("<4I", 6, 3, 0, 8), {"tail": 3, "aqm": 6, "ce": 8}),
+        # tc_pie_xstats: dropped 9 (early and at the limit), overlimit 4, ecn_mark 2
+        ("pie", 9, struct.pack("<Q8I", 0, 0, 0, 0, 100, 9, 4, 50, 2), {"tail": 4, "aqm": 5, "ce": 2}),
+    ],
+)
+def test_a_queues_drops_are_split_by_reason_from_its_qdiscs_statistics(
+    kind: str, drops: int, app: bytes, counters: dict[str, int]
+) -> None:
+    expected = dict.fromkeys(("tail", "head", "aqm", "overlimit", "policer", "ce"), 0) | counters
+    assert emu_run.queue_counters(kind, drops, app) == expected
+
+
+def _netlink_attribute(kind: int, payload: bytes) -> bytes:
+    length = 4 + len(payload)
+    return struct.pack("<HH", length, kind) + payload + bytes(-length % 4)
+
+
+def _qdisc_message(kind: str, handle: int, parent: int, stats2: bytes) -> Any:
+    """An RTM_NEWQDISC message as the kernel sends it: tcmsg, TCA_KIND, TCA_STATS2."""
+    from pyroute2.netlink.rtnl.tcmsg import tcmsg
+
+    body = struct.pack("<BBHiIII", 0, 0, 0, 2, handle, parent, 0)
+    body += _netlink_attribute(1, kind.encode() + b"\0") + _netlink_attribute(7, stats2)
+    message = tcmsg(bytearray(struct.pack("<IHHII", 16 + len(body), 36, 0, 0, 0) + body))
+    message.decode()
+    return message
+
+
+def test_the_sampler_reads_the_queues_backlog_drops_and_marks_and_the_tbfs_bytes() -> None:
+    """red: pyroute2 does not decode its statistics; the sampler reads them raw."""
+    tbf = _qdisc_message("tbf", 0x00010000, emu_run.ROOT_PARENT, _netlink_attribute(1, struct.pack("<QI", 123456, 90)))
+    queue = _netlink_attribute(3, struct.pack("<5I", 3, 4500, 11, 0, 0))  # qlen, backlog, drops
+    red = _qdisc_message("red", emu_run.QUEUE_HANDLE, 0x00010001, queue + _netlink_attribute(4, struct.pack("<4I", 6, 5, 0, 8)))
+    sample = emu_run.queue_sample([tbf, red])
+    # The handle the sampler looks for is the plan's child's (tc reads "10:" as hex).
+    setup = plan_for(tcplab.resolve("rtt-lens")).setup
+    handle = next(c[c.index("handle") + 1] for c in setup if "parent" in c and "1:1" in c)
+    assert int(handle.rstrip(":"), 16) << 16 == emu_run.QUEUE_HANDLE
+    assert (sample.backlog_pkts, sample.backlog_bytes, sample.sent_bytes) == (3, 4500, 123456)
+    assert sample.counters == {"tail": 5, "head": 0, "aqm": 6, "overlimit": 0, "policer": 0, "ce": 8}
+
+
+def test_the_links_drops_by_reason_and_marks_count_from_the_baseline() -> None:
+    document = validate(prepare(TINY_SCENARIO))
+    plan = plan_for(document)
+
+    def at(tail: int, aqm: int, ce: int, sent: int) -> emu_run.QueueSample:
+        counters = dict.fromkeys((*emu_run.DROP_REASONS, "ce"), 0) | {"tail": tail, "aqm": aqm, "ce": ce}
+        return emu_run.QueueSample(4, 6000, sent, counters)
+
+    baseline = {device: at(1, 2, 3, 1000) for device in emu_run.LINK_NAMES}
+    rows = [(t, {device: at(1 + t, 2 + 2 * t, 3 + 3 * t, 1000 + t) for device in emu_run.LINK_NAMES}) for t in (1, 2)]
+    link_rows, summaries = emu_run._links(plan, rows, baseline, 1.0)
+    assert [(r["drops"], r["tail_drops"], r["aqm_drops"], r["ce_marks"]) for r in link_rows[:2]] == [(3, 1, 2, 3)] * 2
+    assert summaries[0]["drops"] == 6 and summaries[0]["ce_marks"] == 6 and summaries[0]["bytes_sent"] == 2
+    assert summaries[0]["drops_by_reason"] == {"tail": 2, "head": 0, "aqm": 4, "overlimit": 0, "policer": 0}
 
 
 @pytest.mark.parametrize(
@@ -412,7 +659,7 @@ def test_a_run_whose_path_reordered_packets_is_invalid() -> None:
         "origin": 0.0,
         "flows": {0: [sample]},
         "qdisc": [],
-        "qdisc_baseline": {device: (0, 0, 0, 0) for device in emu_run.LINK_NAMES},
+        "qdisc_baseline": {device: emu_run.queue_sample([]) for device in emu_run.LINK_NAMES},
         "delay_line": {"lateness_p99_us": 10},
         "established": {},
         "connected_late": {},

@@ -57,6 +57,16 @@ REFUSED = [
     ("tcp.rcv_buf=4GiB", "tcp.rcv_buf: 4GiB is more than TCP can advertise; allowed: one segment to 1GiB"),
     ('topology.wifi={standard="802.11n",mcs=4,max_ampdu="1GB"}', "topology.wifi.max_ampdu: 1GB is above what 802.11n allows; allowed: 0B (off) to 65535B"),
     ('topology.wifi={standard="802.11n",mcs=4,max_queue_delay="0ms"}', "topology.wifi.max_queue_delay: 0s would drop every packet before it is sent"),
+    # Queue disciplines and token buckets.
+    ('topology.bottleneck.queue={kind="codel",target_ms=-1}', "topology.bottleneck.queue.target_ms: -1 is out of range; allowed: 0.001 to 2000000 ms"),
+    ('topology.bottleneck.queue={kind="fq_codel",quantum=0}', "topology.bottleneck.queue.quantum: 0 is out of range; allowed: 256 to 1048576 bytes"),
+    ('topology.bottleneck.queue={kind="pie",tupdate_ms=0}', "topology.bottleneck.queue.tupdate_ms: 0 is out of range; allowed: > 0"),
+    ('topology.bottleneck.queue={kind="red",min_th=50,max_th=20}', "topology.bottleneck.queue.min_th: 50 is above max_th 20; allowed: min_th ≤ max_th"),
+    ('topology.bottleneck.queue={kind="codel",limit=5}', 'topology.bottleneck.queue: limit: unknown key "limit"; allowed: target_ms, interval_ms, ecn, ce_threshold_ms'),
+    ('topology.bottleneck={rate="10Mbps",delay="20ms",queue="codel",ecn_threshold="1ms"}', 'topology.bottleneck.ecn_threshold: ecn_threshold does not apply to queue "codel", which marks by its own `ecn` parameter'),
+    ('topology.bottleneck.shaper={rate="0Mbps",burst="3KB"}', 'topology.bottleneck.shaper.rate: must be > 0, e.g. "5Mbps"'),
+    ('topology.bottleneck.policer={rate="5Mbps",burst="1KB"}', "topology.bottleneck.policer.burst: 1KB is smaller than one packet; allowed: at least 1500 B (the link's mtu)"),
+    ('topology.wifi={standard="802.11n",mcs=4,queue="codel"}', 'topology.wifi.queue: "codel" is not a buffer size'),
 ]
 # fmt: on
 

@@ -134,3 +134,21 @@ def test_import_tcplab_reaches_reproduce_and_sweep() -> None:
     assert tcplab.reproduce.reproduce is reproduce and tcplab.sweep.Campaign is Campaign
     with pytest.raises(AttributeError, match="has no attribute 'nope'"):
         tcplab.nope  # noqa: B018 - the attribute access is the test
+
+
+def test_the_aqm_campaign_shows_the_aqms_holding_delay_where_drop_tail_fills_the_buffer(tmp_path: Path) -> None:
+    index = run_campaign("aqm-sweep", tmp_path / "aqm")
+    assert index.height == 3 * 5 * 2 * 3
+    p95 = index.group_by("cc", "topology.bottleneck.queue", "topology.bottleneck.buffer").agg(pl.col("rtt_p95_ms").mean())
+    rtt = {
+        (r["cc"], r["topology.bottleneck.queue"], r["topology.bottleneck.buffer"]): r["rtt_p95_ms"]
+        for r in p95.iter_rows(named=True)
+    }
+    # CUBIC fills an 8-BDP drop-tail buffer (~300 ms of queue over the 40 ms base RTT) ...
+    assert rtt[("cubic", "droptail", "533pkt")] > 250
+    # ... where CoDel, FQ-CoDel and PIE hold their targets whatever the buffer; NewReno's p95
+    # keeps some of its slower slow-start overshoot, still well under drop tail's.
+    for queue in ("codel", "fq_codel", "pie"):
+        assert rtt[("cubic", queue, "533pkt")] < 100, (queue, rtt[("cubic", queue, "533pkt")])
+        assert rtt[("newreno", queue, "533pkt")] < rtt[("newreno", "droptail", "533pkt")] / 1.5, queue
+    assert (tmp_path / "aqm" / "index.parquet").exists()

@@ -279,6 +279,33 @@ def test_the_cli_prints_the_table(run_cli, tmp_path: Path) -> None:
     assert outcome.code == 0, outcome.stderr
     assert outcome.stdout.startswith("small: 12 runs, 0 already done, 12 run now, 0 failed")
     assert "goodput_mbps" in outcome.stdout and " ± " in outcome.stdout and "cubic-50pkt" in outcome.stdout
+    figure = tmp_path / "out" / "delay-throughput.png"
+    assert outcome.stdout.rstrip().endswith(f"wrote {figure}") and figure.stat().st_size > 0
+    assert not list((tmp_path / "out").glob("*.partial"))
+    again = run_cli("sweep", campaign_file(tmp_path), "-o", tmp_path / "nofig", "-j", "2", "--no-plots")
+    assert again.code == 0 and not (tmp_path / "nofig" / "delay-throughput.png").exists()
+
+
+def test_the_delay_throughput_figure_places_each_combination_by_its_means(tmp_path: Path) -> None:
+    """Colour by algorithm, marker by the second axis, a panel per value of the third: each
+    combination's marker at (mean p95 RTT, mean goodput), its seeds as dots, delay decreasing."""
+    from tcplab.plots.campaign import MARKERS, delay_throughput_figure
+    from tcplab.plots.figures import algorithm_colour
+
+    campaign = Campaign(campaign_file(tmp_path), tmp_path / "out")
+    campaign.run(jobs=2)
+    index, table = campaign.index(), campaign.table()
+    axes = ["flows.0.cc", "topology.bottleneck.buffer", "topology.bottleneck.loss"]
+    figure = delay_throughput_figure("small", index, table, axes)
+    (panel,) = figure.axes  # one loss value: one panel
+    means = {(line.get_color(), line.get_marker()): tuple(line.get_xydata()[0]) for line in panel.lines}
+    for row in table.iter_rows(named=True):
+        key = (algorithm_colour(row["flows.0.cc"]), MARKERS[["50pkt", "330pkt"].index(row["topology.bottleneck.buffer"])])
+        assert means[key] == pytest.approx((row["rtt_p95_ms_mean"], row["goodput_mbps_mean"]))
+    assert sum(len(dots.get_offsets()) for dots in panel.collections) == len(index)
+    assert panel.get_xscale() == "log" and panel.xaxis_inverted()
+    two = delay_throughput_figure("small", index, table, ["flows.0.cc", "topology.bottleneck.loss", "topology.bottleneck.buffer"])
+    assert [a.get_title() for a in two.axes] == ["buffer = 50pkt", "buffer = 330pkt"]
 
 
 def test_an_inline_base_and_zipped_axes(tmp_path: Path) -> None:

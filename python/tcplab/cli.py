@@ -184,6 +184,7 @@ CompareDirectoryOption = _output_option(
     "Where compare.html and figures/ go, new or empty (default: under runs/, named compare-YYYYmmdd-HHMMSS)."
 )
 FiguresOption = _plots_option("figures/*.png", "; report.html is written either way")
+CampaignFigureOption = _plots_option("delay-throughput.png (goodput against p95 RTT per combination)", "")
 StudyBackendOption = _choice_option(Backend, "sim: the simulator (default); emu: this machine's kernel, as root; or both.")
 FormatOption = Annotated[
     list[FigureFormat] | None,
@@ -293,12 +294,14 @@ def sweep(
     jobs: JobsOption = None,
     engine: EngineOption = Engine.LOCAL,
     scheduler: SchedulerOption = None,
+    plots: CampaignFigureOption = True,
 ) -> None:
     """Run a campaign's missing runs and print its means and 95 % CIs.
 
     Runs every combination of the campaign's axes and seeds that its directory does not hold
     yet: run it again after Ctrl-C, a crash or a new axis value and it resumes. Then prints
-    the metric means and 95 % confidence intervals over the seeds. Exits 1 if a run failed."""
+    the metric means and 95 % confidence intervals over the seeds, and draws each
+    combination's goodput against its p95 RTT. Exits 1 if a run failed."""
     from .sweep import Campaign
 
     with _reported_errors():
@@ -312,6 +315,8 @@ def sweep(
     if not table.is_empty():
         print()
         print(format_campaign_table(table, list(campaign.spec.axes) + list(campaign.spec.labels)))
+        if plots:
+            print(f"\nwrote {campaign.save_figure()}")
     if state.failed:
         failures = campaign.index().filter(pl.col("status") == "failed")
         for row in failures.head(5).iter_rows(named=True):

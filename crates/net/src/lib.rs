@@ -2,20 +2,26 @@
 //! links split into two directions, each with its own queue and link model, and static
 //! shortest-path routing. It moves packets; TCP endpoints live in the simulator that drives it.
 
+pub mod delivery;
 pub mod link;
+pub mod loss;
 pub mod mmwave;
 pub mod queue;
 pub mod radio;
 pub mod routing;
 pub mod sojourn;
 pub mod token_bucket;
+pub mod trace;
 pub mod wifi;
 
-pub use link::{Direction, LinkModel, Transmission, WiredLink};
+pub use delivery::{DeliveryEffects, Jitter, JitterDistribution};
+pub use link::{Direction, FrameFormat, LinkModel, Transmission, WiredLink};
+pub use loss::{GilbertElliott, LossModel};
 pub use queue::{CeThreshold, DropReason, DropSink, Queue, QueueConfig, QueueContext, QueueLimit};
 pub use routing::RoutingTable;
 pub use sojourn::SojournStats;
 pub use token_bucket::TokenBucket;
+pub use trace::{Trace, TraceLink};
 
 /// Whether a node runs applications (hosts) or only forwards (routers).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

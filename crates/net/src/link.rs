@@ -1,8 +1,11 @@
 //! One direction of a wired link: an egress queue, a link model that decides how long each
 //! packet occupies the transmitter and when (or whether) it reaches the far end, and the
 //! packets in propagation. Radio cells are not link models: they sit behind `RadioCell`
-//! (radio.rs).
+//! (radio.rs). Link models: `WiredLink` (constant rate) and `TraceLink` (trace.rs); jitter and
+//! aggregation act on arrivals after the model (delivery.rs).
 
+use crate::delivery::{DeliveryEffects, Pipe};
+use crate::loss::LossModel;
 use crate::queue::DropReason;
 use crate::queue::{DropSink, Queue};
 use crate::sojourn::SojournStats;
@@ -23,27 +26,44 @@ pub struct Transmission {
 }
 
 /// How a link direction carries packets. Arrival times must not decrease from one packet
-/// to the next (links deliver in order).
+/// to the next (link models deliver in order; jitter may reorder after them).
 pub trait LinkModel: Send + std::fmt::Debug {
     fn transmit(&mut self, pkt: &Packet, now: SimTime) -> Transmission;
     /// Nominal capacity (the memory budget bounds the segments a run can deliver with it).
     fn rate(&self) -> Rate;
 }
 
+/// How IP packets become frames on a link: fragments beyond the MTU, each with the link's
+/// framing bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FrameFormat {
+    pub mtu: u32,
+    /// Link-layer bytes per frame on the wire besides the IP packet (PPP: 2).
+    pub framing: u32,
+}
+
+impl FrameFormat {
+    /// Frames of an IP packet of `size` bytes and the bytes they take on the wire: a packet
+    /// larger than the MTU travels as fragments, each extra one repeating the IP header.
+    #[inline]
+    pub fn frames(&self, size: u32) -> (u64, u64) {
+        let frames = if size <= self.mtu { 1 } else { (size as u64 - IP_HEADER_BYTES).div_ceil(self.mtu as u64 - IP_HEADER_BYTES) };
+        (frames, size as u64 + (frames - 1) * IP_HEADER_BYTES + frames * u64::from(self.framing))
+    }
+}
+
 /// A wired point-to-point link direction: serialization at `rate`, constant propagation
-/// `delay`, optional independent random loss. A packet larger than the MTU travels as IP
+/// `delay`, optional random loss (`LossModel`). A packet larger than the MTU travels as IP
 /// fragments: its serialization time includes the extra fragment headers and it is lost
-/// if any fragment is (loss probability applied per fragment). With a shaper, a packet
+/// if any fragment is (loss drawn per fragment). With a shaper, a packet
 /// starts only once its IP bytes conform to the shaper's token bucket (Linux `tbf` with the
 /// link's rate as its peak rate).
 #[derive(Debug)]
 pub struct WiredLink {
     pub rate: Rate,
     pub delay: SimDuration,
-    pub mtu: u32,
-    /// Link-layer bytes per frame on the wire besides the IP packet (PPP: 2).
-    pub framing: u32,
-    pub loss: f64,
+    pub format: FrameFormat,
+    pub loss: LossModel,
     shaper: Option<TokenBucket>,
     rng: SimRng,
     /// Serialization time of one byte when it is a whole number of ns (10 Mbps: 800 ns),
@@ -52,10 +72,10 @@ pub struct WiredLink {
 }
 
 impl WiredLink {
-    pub fn new(rate: Rate, delay: SimDuration, mtu: u32, loss: f64, rng: SimRng) -> Self {
+    pub fn new(rate: Rate, delay: SimDuration, mtu: u32, loss: LossModel, rng: SimRng) -> Self {
         let bps = rate.bps();
         let ns_per_byte = (bps > 0 && 8_000_000_000 % bps == 0).then(|| 8_000_000_000 / bps);
-        WiredLink { rate, delay, mtu, framing: 0, loss, shaper: None, rng, ns_per_byte }
+        WiredLink { rate, delay, format: FrameFormat { mtu, framing: 0 }, loss, shaper: None, rng, ns_per_byte }
     }
 
     /// Shaped by `shaper`.
@@ -66,7 +86,7 @@ impl WiredLink {
 
     /// With `framing` link-layer bytes per frame on the wire.
     pub fn with_framing(mut self, framing: u32) -> Self {
-        self.framing = framing;
+        self.format.framing = framing;
         self
     }
 
@@ -76,26 +96,17 @@ impl WiredLink {
             None => self.rate.tx_time(bytes),
         }
     }
-
-    fn fragments(&self, size: u32) -> u64 {
-        if size <= self.mtu {
-            1
-        } else {
-            (size as u64 - IP_HEADER_BYTES).div_ceil(self.mtu as u64 - IP_HEADER_BYTES)
-        }
-    }
 }
 
 impl LinkModel for WiredLink {
     fn transmit(&mut self, pkt: &Packet, now: SimTime) -> Transmission {
-        let fragments = self.fragments(pkt.size);
-        let wire_bytes = pkt.size as u64 + (fragments - 1) * IP_HEADER_BYTES + fragments * u64::from(self.framing);
+        let (fragments, wire_bytes) = self.format.frames(pkt.size);
         let start = match self.shaper.as_mut() {
             Some(shaper) => shaper.release_at(u64::from(pkt.size), now),
             None => now,
         };
         let done_at = start + self.tx_time(wire_bytes);
-        let lost = self.loss > 0.0 && (0..fragments).any(|_| self.rng.chance(self.loss));
+        let lost = self.loss.lose_packet(fragments, &mut self.rng);
         Transmission { done_at, arrives_at: (!lost).then_some(done_at + self.delay) }
     }
 
@@ -134,20 +145,26 @@ pub struct Direction {
     /// Drops arrivals that exceed its token bucket, before the queue.
     pub policer: Option<TokenBucket>,
     pub model: Box<dyn LinkModel>,
+    /// Jitter and aggregation of arrivals, if any.
+    effects: Option<DeliveryEffects>,
     /// Packet being serialized and when the transmitter frees up.
     in_service: Option<(Packet, Transmission)>,
-    /// Packets propagating towards `to`, in arrival order.
-    pipe: VecDeque<(SimTime, Packet)>,
+    /// Packets propagating towards `to`.
+    pipe: Pipe,
+    /// The wake-up last asked of the caller (`Next::Wake`); one at another time is stale.
+    wake_at: Option<SimTime>,
     pub stats: DirectionStats,
 }
 
-/// What `Direction::offer` did with a packet.
-#[derive(Debug, PartialEq, Eq)]
-pub enum Offer {
-    /// Queued or dropped (`stats.queue` counts the drops); the transmitter was already busy.
-    Accepted,
-    /// The transmitter was idle and started on a packet: schedule `tx_done` at this time.
-    Started { done_at: SimTime },
+/// What the caller schedules for a direction after offering it a packet, finishing a
+/// transmission or waking it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Next {
+    /// The transmitter started on a packet: call `tx_done` at this time.
+    TxDone(SimTime),
+    /// The transmitter is idle and the queue holds packets none of which may leave yet (a
+    /// pacing discipline): call `wake` at this time.
+    Wake(SimTime),
 }
 
 impl Direction {
@@ -160,14 +177,25 @@ impl Direction {
             queue,
             policer: None,
             model,
+            effects: None,
             in_service: None,
-            pipe: VecDeque::new(),
+            pipe: Pipe::InOrder(VecDeque::new()),
+            wake_at: None,
             stats: DirectionStats::default(),
         }
     }
 
+    /// With jitter and aggregation on its arrivals (a reordering pipe if the jitter reorders).
+    pub fn with_effects(mut self, effects: Option<DeliveryEffects>) -> Self {
+        if effects.as_ref().is_some_and(DeliveryEffects::reorders) {
+            self.pipe = Pipe::reordering();
+        }
+        self.effects = effects;
+        self
+    }
+
     /// Offers a packet to the queue; starts the transmitter if it was idle.
-    pub fn offer(&mut self, pkt: Packet, now: SimTime) -> Offer {
+    pub fn offer(&mut self, pkt: Packet, now: SimTime) -> Option<Next> {
         self.stats.offered += 1;
         let policed = self.policer.as_mut().is_some_and(|policer| !policer.conforms(u64::from(pkt.size), now));
         if policed {
@@ -175,38 +203,53 @@ impl Direction {
         } else {
             self.queue.enqueue(pkt, now, &mut self.stats.queue);
         }
-        match self.start_next(now) {
-            Some(done_at) => Offer::Started { done_at },
-            None => Offer::Accepted,
-        }
+        self.start_next(now)
     }
 
-    /// Starts serializing the next queued packet if the transmitter is idle.
-    fn start_next(&mut self, now: SimTime) -> Option<SimTime> {
+    /// Starts serializing the next queued packet if the transmitter is idle. If the queue
+    /// holds packets but none may leave yet, asks for a wake-up when one may (once per time).
+    fn start_next(&mut self, now: SimTime) -> Option<Next> {
         if self.in_service.is_some() {
             return None;
         }
-        let pkt = self.queue.dequeue(now, &mut self.stats.queue)?;
+        let Some(pkt) = self.queue.dequeue(now, &mut self.stats.queue) else {
+            let at = self.queue.next_ready_at().filter(|&at| self.wake_at != Some(at))?;
+            debug_assert!(at > now, "a queue held back a packet due now");
+            self.wake_at = Some(at);
+            return Some(Next::Wake(at));
+        };
         self.stats.sojourn.add(now.saturating_since(pkt.enqueued_at));
         let tx = self.model.transmit(&pkt, now);
         self.stats.busy_ns += (tx.done_at - now).as_nanos();
         self.in_service = Some((pkt, tx));
-        Some(tx.done_at)
+        Some(Next::TxDone(tx.done_at))
+    }
+
+    /// The wake-up asked for by `Next::Wake` is due: starts the transmitter if a packet may
+    /// leave now. A stale wake-up (superseded by a later request) does nothing.
+    pub fn wake(&mut self, now: SimTime) -> Option<Next> {
+        if self.wake_at != Some(now) {
+            return None;
+        }
+        self.wake_at = None;
+        self.start_next(now)
     }
 
     /// The transmitter finished its packet: it enters the pipe (or is lost). Returns the
-    /// arrival to schedule — only when the packet is alone in the pipe: the pipe is in
-    /// order, so one pending arrival per link suffices and the scheduler stays small —
-    /// and the next `tx_done` time (if the queue had more).
-    pub fn tx_done(&mut self, now: SimTime) -> (Option<SimTime>, Option<SimTime>) {
+    /// arrival to schedule — only when the packet is the pipe's earliest: one pending arrival
+    /// per link suffices and the scheduler stays small (`Pipe`) — and what comes next if the
+    /// queue had more.
+    pub fn tx_done(&mut self, now: SimTime) -> (Option<SimTime>, Option<Next>) {
         let (pkt, tx) = self.in_service.take().expect("tx_done with an idle transmitter");
         self.stats.transmitted += 1;
         self.stats.transmitted_bytes += pkt.size as u64;
         let arrival = match tx.arrives_at {
             Some(at) => {
-                debug_assert!(self.pipe.back().is_none_or(|(t, _)| *t <= at), "link model reordered packets");
-                self.pipe.push_back((at, pkt));
-                (self.pipe.len() == 1).then_some(at)
+                let at = match self.effects.as_mut() {
+                    Some(effects) => effects.arrival(at),
+                    None => at,
+                };
+                self.pipe.push(at, pkt)
             }
             None => {
                 self.stats.link_losses += 1;
@@ -216,11 +259,10 @@ impl Direction {
         (arrival, self.start_next(now))
     }
 
-    /// The packet at the front of the pipe reaches the far end; also returns when the next
-    /// one arrives, if any (to schedule).
-    pub fn arrive(&mut self) -> (Packet, Option<SimTime>) {
-        let pkt = self.pipe.pop_front().expect("arrival with an empty pipe").1;
-        (pkt, self.pipe.front().map(|(at, _)| *at))
+    /// The pipe's earliest packet reaches the far end at `now` (None: a superseded arrival
+    /// event of a reordering pipe); also returns the next arrival to schedule, if any.
+    pub fn arrive(&mut self, now: SimTime) -> (Option<Packet>, Option<SimTime>) {
+        self.pipe.pop(now)
     }
 
     /// The packet being serialized, if any.
@@ -237,7 +279,7 @@ impl Direction {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::queue::{Discipline, DroptailConfig, QueueContext, QueueLimit};
+    use crate::queue::{Discipline, DroptailConfig, FqConfig, QueueContext, QueueLimit};
     use tcplab_core::{DataHeader, Ecn};
 
     fn pkt(payload: u32) -> Packet {
@@ -249,7 +291,8 @@ mod tests {
         // 10 Mbps: 800 ns a byte. A 1500 B packet with PPP's 2 B takes 1502 · 800 ns; a
         // 3000 B packet over MTU 1500 is 3 fragments (2980 B of payload over 1480 B each):
         // 3000 + 2·20 B of extra IP headers + 3·2 B of framing.
-        let mut link = WiredLink::new(Rate::from_mbps(10), SimDuration::ZERO, 1500, 0.0, SimRng::stream(1, "t")).with_framing(2);
+        let mut link =
+            WiredLink::new(Rate::from_mbps(10), SimDuration::ZERO, 1500, LossModel::Bernoulli(0.0), SimRng::stream(1, "t")).with_framing(2);
         let pkt =
             |size: u32| Packet::data(0, 0, 1, DataHeader { seq: 0, payload: size - 52, tsval: SimTime::ZERO, cwr: false }, Ecn::NotEct);
         assert_eq!(link.transmit(&pkt(1500), SimTime::ZERO).done_at, SimTime(1502 * 800));
@@ -257,7 +300,7 @@ mod tests {
     }
 
     fn wired(loss: f64) -> WiredLink {
-        WiredLink::new(Rate::from_mbps(10), SimDuration::from_millis(5), 1500, loss, SimRng::stream(1, "t"))
+        WiredLink::new(Rate::from_mbps(10), SimDuration::from_millis(5), 1500, LossModel::Bernoulli(loss), SimRng::stream(1, "t"))
     }
 
     #[test]
@@ -270,7 +313,7 @@ mod tests {
     #[test]
     fn exact_and_general_rates_give_the_same_serialization_time() {
         for bps in [10_000_000, 1_000_000_000, 3_000_000, 7_777_777] {
-            let link = WiredLink::new(Rate(bps), SimDuration::ZERO, 1500, 0.0, SimRng::stream(1, "t"));
+            let link = WiredLink::new(Rate(bps), SimDuration::ZERO, 1500, LossModel::Bernoulli(0.0), SimRng::stream(1, "t"));
             for bytes in [1, 52, 1500, 9000] {
                 assert_eq!(link.tx_time(bytes), Rate(bps).tx_time(bytes), "{bps} bps, {bytes} B");
             }
@@ -295,22 +338,47 @@ mod tests {
     fn direction_keeps_the_transmitter_busy_and_conserves_packets() {
         let q = DroptailConfig {}.build(QueueContext::for_tests(QueueLimit::Packets(1), None));
         let mut d = Direction::new(0, "a->b".into(), 0, 1, q, Box::new(wired(0.0)));
-        assert_eq!(d.offer(pkt(1448), SimTime::ZERO), Offer::Started { done_at: SimTime(1_200_000) });
-        assert_eq!(d.offer(pkt(1448), SimTime::ZERO), Offer::Accepted);
-        assert_eq!(d.offer(pkt(1448), SimTime::ZERO), Offer::Accepted);
+        assert_eq!(d.offer(pkt(1448), SimTime::ZERO), Some(Next::TxDone(SimTime(1_200_000))));
+        assert_eq!(d.offer(pkt(1448), SimTime::ZERO), None);
+        assert_eq!(d.offer(pkt(1448), SimTime::ZERO), None);
         assert_eq!((d.stats.queue.tail, d.packets_held()), (1, 2));
         let (arrival, next) = d.tx_done(SimTime(1_200_000));
         assert_eq!(arrival, Some(SimTime(6_200_000)));
-        assert_eq!(next, Some(SimTime(2_400_000)));
+        assert_eq!(next, Some(Next::TxDone(SimTime(2_400_000))));
         assert_eq!(d.packets_held(), 2);
         // The second packet joins a non-empty pipe: its arrival is announced by the first's.
         assert_eq!(d.tx_done(SimTime(2_400_000)), (None, None));
-        assert_eq!(d.arrive().1, Some(SimTime(7_400_000)));
-        assert_eq!(d.arrive().1, None);
+        assert_eq!(d.arrive(SimTime(6_200_000)).1, Some(SimTime(7_400_000)));
+        assert_eq!(d.arrive(SimTime(7_400_000)).1, None);
         assert_eq!(d.stats.queue.drops(), 1);
         assert_eq!(d.stats.offered, 3);
         // The first packet left at once, the second after the first's 1.2 ms; the dropped
         // third never left the queue.
         assert_eq!((d.stats.sojourn.count, d.stats.sojourn.sum_ns), (2, 1_200_000));
+    }
+
+    // fq paces one flow to 12 Mbit/s (1500 B every 1 ms) on a 1 Gbit/s link (12 µs a
+    // packet). The first packet starts at once; when it is done the queue holds packets that
+    // are not due: the link asks to be woken at 1 ms, ignores a stale wake-up, sends the
+    // next at 1 ms, asks for 2 ms, and does not ask twice for the same time.
+    #[test]
+    fn a_pacing_queue_gets_the_transmitter_woken_when_its_next_packet_is_due() {
+        let us = |v: u64| SimTime(v * 1_000);
+        let q = FqConfig { maxrate_mbps: 12.0, ..Default::default() }.build(QueueContext::for_tests(QueueLimit::Packets(100), None));
+        let link = WiredLink::new(Rate::from_mbps(1000), SimDuration::ZERO, 1500, LossModel::Bernoulli(0.0), SimRng::stream(1, "t"));
+        let mut d = Direction::new(0, "a->b".into(), 0, 1, q, Box::new(link));
+        assert_eq!(d.offer(pkt(1448), us(0)), Some(Next::TxDone(us(12))));
+        assert_eq!(d.offer(pkt(1448), us(0)), None);
+        assert_eq!(d.offer(pkt(1448), us(0)), None);
+        assert_eq!(d.tx_done(us(12)).1, Some(Next::Wake(us(1_000))));
+        assert_eq!(d.wake(us(500)), None);
+        assert_eq!(d.wake(us(1_000)), Some(Next::TxDone(us(1_012))));
+        assert_eq!(d.tx_done(us(1_012)).1, Some(Next::Wake(us(2_000))));
+        assert_eq!(d.offer(pkt(1448), us(1_500)), None, "a wake-up at 2 ms is pending already");
+        assert_eq!(d.wake(us(2_000)), Some(Next::TxDone(us(2_012))));
+        assert_eq!(d.tx_done(us(2_012)).1, Some(Next::Wake(us(3_000))));
+        assert_eq!(d.wake(us(3_000)), Some(Next::TxDone(us(3_012))));
+        assert_eq!(d.tx_done(us(3_012)).1, None);
+        assert_eq!((d.queue.len_packets(), d.stats.transmitted), (0, 4));
     }
 }

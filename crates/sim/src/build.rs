@@ -8,22 +8,26 @@
 
 use crate::cell::RecordedCell;
 use crate::error::ScenarioError;
-use crate::link_spec::{queue_context, LinkSpec};
+use crate::link_spec::{queue_context, AggregationSpec, JitterSpec, LinkSpec, LossSpec, TokenBucketSpec};
 use crate::mmwave::{ENB, PGW, REMOTE};
 use crate::mmwave_record::RecordedMmwave;
 use crate::scenario::{
     dumbbell_node_names, AtoSpec, FlowSpec, PacingSpec, RecoverySpec, RtoSpec, Scenario, Ssthresh, StackSpec, TcpSpec, Topology,
 };
 use crate::tsq::Tsq;
+use crate::units::{BufferValue, EcnThresholdValue};
 use crate::wifi_record::RecordedWifi;
 use std::collections::HashMap;
+use std::sync::Arc;
 use tcplab_cc::INFINITE_SSTHRESH;
 use tcplab_core::{LinkId, NodeId, SimDuration, SimRng, SimTime};
 use tcplab_net::mmwave::cell::MmWaveCell;
 use tcplab_net::mmwave::phy::Mcs;
 use tcplab_net::radio::{RadioDirection, UserId};
 use tcplab_net::wifi::bss::WifiBss;
-use tcplab_net::{Direction, Node, NodeRole, RoutingTable, WiredLink};
+use tcplab_net::{
+    DeliveryEffects, Direction, FrameFormat, LinkModel, Node, NodeRole, QueueConfig, RoutingTable, Trace, TraceLink, WiredLink,
+};
 use tcplab_tcp::{DelayedAck, EcnMode, FlowSender, Ns3Sender, PacingMode, RecoveryMode, RtoMode, Stack, TcpConfig, TcpReceiver, TcpSender};
 
 /// One TCP connection in the world.
@@ -142,10 +146,12 @@ struct Builder<'t, E> {
     nodes: Vec<Node>,
     ids: HashMap<String, NodeId>,
     links: Vec<Direction>,
+    /// Traces by file name, each read once and shared by the directions that replay it.
+    traces: HashMap<String, Arc<Trace>>,
     tick: &'t mut dyn FnMut() -> Result<(), E>,
 }
 
-impl<E> Builder<'_, E> {
+impl<E: From<ScenarioError>> Builder<'_, E> {
     fn add_node(&mut self, name: String, host: bool) {
         self.ids.insert(name.clone(), self.nodes.len() as NodeId);
         self.nodes.push(Node { name, role: if host { NodeRole::Host } else { NodeRole::Router } });
@@ -155,38 +161,94 @@ impl<E> Builder<'_, E> {
         *self.ids.get(name).expect("resolved scenarios name known nodes")
     }
 
-    /// Adds both directions of a full-duplex link; `delay` overrides the spec's delay.
-    fn add_link(&mut self, a: &str, b: &str, spec: &LinkSpec, delay: Option<SimDuration>) -> Result<(), E> {
+    /// The trace in file `path`, read on its first use.
+    fn trace(&mut self, path: &str, key: String) -> Result<Arc<Trace>, E> {
+        if let Some(trace) = self.traces.get(path) {
+            return Ok(trace.clone());
+        }
+        let trace = Arc::new(Trace::load(path).map_err(|e| ScenarioError::new(key, e))?);
+        self.traces.insert(path.to_string(), trace.clone());
+        Ok(trace)
+    }
+
+    /// Adds both directions of a full-duplex link; `delay` overrides the spec's delay;
+    /// `path` is the link's key path (for a trace file that cannot be read any more).
+    fn add_link(&mut self, a: &str, b: &str, spec: &LinkSpec, delay: Option<SimDuration>, path: &str) -> Result<(), E> {
         let (ia, ib) = (self.node_id(a), self.node_id(b));
         let rev = spec.reverse.clone().unwrap_or_default();
         let delay = delay.unwrap_or(spec.delay.0);
         let directions = [
-            (ia, ib, spec.buffer, &spec.queue, spec.loss, spec.ecn_threshold, spec.policer, spec.shaper),
-            (
-                ib,
-                ia,
-                rev.buffer.unwrap_or(spec.buffer),
-                rev.queue.as_ref().unwrap_or(&spec.queue),
-                rev.loss.unwrap_or(spec.loss),
-                rev.ecn_threshold.or(spec.ecn_threshold),
-                rev.policer,
-                rev.shaper,
-            ),
+            DirectionSettings {
+                from: ia,
+                to: ib,
+                buffer: spec.buffer,
+                queue: &spec.queue,
+                loss: spec.loss,
+                ecn_threshold: spec.ecn_threshold,
+                policer: spec.policer,
+                shaper: spec.shaper,
+                trace: spec.trace.as_deref().map(|t| (t, format!("{path}.trace"))),
+                jitter: spec.jitter,
+                aggregation: spec.aggregation,
+            },
+            DirectionSettings {
+                from: ib,
+                to: ia,
+                buffer: rev.buffer.unwrap_or(spec.buffer),
+                queue: rev.queue.as_ref().unwrap_or(&spec.queue),
+                loss: rev.loss.unwrap_or(spec.loss),
+                ecn_threshold: rev.ecn_threshold.or(spec.ecn_threshold),
+                policer: rev.policer,
+                shaper: rev.shaper,
+                trace: rev.trace.as_deref().map(|t| (t, format!("{path}.reverse.trace"))),
+                jitter: rev.jitter.or(spec.jitter),
+                aggregation: rev.aggregation,
+            },
         ];
-        for (from, to, buffer, queue, loss, ecn_threshold, policer, shaper) in directions {
+        for d in directions {
             let id = self.links.len() as u32;
-            let name = format!("{}->{}", self.nodes[from as usize].name, self.nodes[to as usize].name);
+            let name = format!("{}->{}", self.nodes[d.from as usize].name, self.nodes[d.to as usize].name);
             let rng = SimRng::stream(self.seed, &format!("link/{name}/loss"));
-            let model =
-                WiredLink::new(spec.rate.0, delay, spec.mtu, loss, rng).with_framing(spec.framing).with_shaper(shaper.map(|s| s.bucket()));
+            let model: Box<dyn LinkModel> = match d.trace {
+                Some((file, key)) => {
+                    let format = FrameFormat { mtu: spec.mtu, framing: spec.framing };
+                    Box::new(TraceLink::new(self.trace(file, key)?, spec.rate.0, delay, format, d.loss.model(), rng))
+                }
+                None => Box::new(
+                    WiredLink::new(spec.rate.0, delay, spec.mtu, d.loss.model(), rng)
+                        .with_framing(spec.framing)
+                        .with_shaper(d.shaper.map(|s| s.bucket())),
+                ),
+            };
             let queue_rng = SimRng::stream(self.seed, &format!("link/{name}/queue"));
-            let queue = queue.build(queue_context(spec, buffer, ecn_threshold, queue_rng));
-            let mut direction = Direction::new(id, name, from, to, queue, Box::new(model));
-            direction.policer = policer.map(|p| p.bucket());
+            let queue = d.queue.build(queue_context(spec, d.buffer, d.ecn_threshold, queue_rng));
+            let effects = DeliveryEffects::new(
+                d.jitter.map(|j| j.jitter()),
+                d.aggregation.map(|a| a.interval.0),
+                SimRng::stream(self.seed, &format!("link/{name}/jitter")),
+            );
+            let mut direction = Direction::new(id, name, d.from, d.to, queue, model).with_effects(effects);
+            direction.policer = d.policer.map(|p| p.bucket());
             self.links.push(direction);
         }
         (self.tick)()
     }
+}
+
+/// What one direction of a link is built with.
+struct DirectionSettings<'s> {
+    from: NodeId,
+    to: NodeId,
+    buffer: BufferValue,
+    queue: &'s QueueConfig,
+    loss: LossSpec,
+    ecn_threshold: Option<EcnThresholdValue>,
+    policer: Option<TokenBucketSpec>,
+    shaper: Option<TokenBucketSpec>,
+    /// Trace file and its key path.
+    trace: Option<(&'s str, String)>,
+    jitter: Option<JitterSpec>,
+    aggregation: Option<AggregationSpec>,
 }
 
 pub fn tcp_config(t: &TcpSpec) -> TcpConfig {
@@ -233,7 +295,7 @@ pub fn tcp_config(t: &TcpSpec) -> TcpConfig {
     }
 }
 
-fn build_flow<E>(b: &Builder<E>, f: &FlowSpec, index: usize, scenario: &Scenario) -> Flow {
+fn build_flow<E: From<ScenarioError>>(b: &Builder<E>, f: &FlowSpec, index: usize, scenario: &Scenario) -> Flow {
     let tcp = f.tcp.as_ref().unwrap_or(&scenario.tcp);
     let mut cfg = tcp_config(tcp);
     let rng = SimRng::stream(scenario.seed, &format!("flow/{index}/cc"));
@@ -285,20 +347,20 @@ pub fn build(scenario: &Scenario) -> Result<Network, ScenarioError> {
 /// [`build`], calling `tick` after each link, routing table and flow; an error from it
 /// stops the build.
 pub fn build_with<E: From<ScenarioError>>(scenario: &Scenario, tick: &mut dyn FnMut() -> Result<(), E>) -> Result<Network, E> {
-    let mut b = Builder { seed: scenario.seed, nodes: Vec::new(), ids: HashMap::new(), links: Vec::new(), tick };
+    let mut b = Builder { seed: scenario.seed, nodes: Vec::new(), ids: HashMap::new(), links: Vec::new(), traces: HashMap::new(), tick };
     match &scenario.topology {
         Topology::Dumbbell(d) => {
             let pairs = d.pairs.expect("resolved dumbbells have pairs");
             for (name, host) in dumbbell_node_names(pairs) {
                 b.add_node(name, host);
             }
-            b.add_link("left", "right", &d.bottleneck, None)?;
+            b.add_link("left", "right", &d.bottleneck, None, "topology.bottleneck")?;
             for i in 0..pairs as usize {
                 if d.wifi.is_none() {
                     let delay = d.access_delays.as_ref().map(|v| v[i].0);
-                    b.add_link(&format!("s{i}"), "left", &d.access, delay)?;
+                    b.add_link(&format!("s{i}"), "left", &d.access, delay, "topology.access")?;
                 }
-                b.add_link("right", &format!("r{i}"), &d.access, None)?;
+                b.add_link("right", &format!("r{i}"), &d.access, None, "topology.access")?;
             }
         }
         Topology::Mmwave(_) => {} // after the match: it also builds the cell
@@ -306,8 +368,8 @@ pub fn build_with<E: From<ScenarioError>>(scenario: &Scenario, tick: &mut dyn Fn
             for n in &e.nodes {
                 b.add_node(n.name.clone(), n.role == crate::scenario::NodeRoleSpec::Host);
             }
-            for l in &e.links {
-                b.add_link(l.a.as_deref().expect("resolved"), l.b.as_deref().expect("resolved"), l, None)?;
+            for (i, l) in e.links.iter().enumerate() {
+                b.add_link(l.a.as_deref().expect("resolved"), l.b.as_deref().expect("resolved"), l, None, &format!("topology.links.{i}"))?;
             }
         }
     }
@@ -327,8 +389,8 @@ pub fn build_with<E: From<ScenarioError>>(scenario: &Scenario, tick: &mut dyn Fn
         for (name, host) in m.node_names() {
             b.add_node(name, host);
         }
-        b.add_link(REMOTE, PGW, &m.remote, None)?;
-        b.add_link(PGW, ENB, &m.s1u, None)?;
+        b.add_link(REMOTE, PGW, &m.remote, None, "topology.remote")?;
+        b.add_link(PGW, ENB, &m.s1u, None, "topology.s1u")?;
         let config = m.cell_config(SimTime::ZERO + scenario.duration.0, m.remote.mtu)?;
         let peak = config.frame.phy_rate_bps(Mcs::MAX, config.frame.data_symbols_per_subframe());
         let cell = MmWaveCell::new(config, scenario.seed).map_err(|e| ScenarioError::new("topology", e.to_string()))?;

@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tcplab_cc::config::humanize_serde_message;
 use tcplab_core::{Rate, SimDuration, SimRng};
-use tcplab_net::{CeThreshold, QueueConfig, QueueContext, QueueLimit, TokenBucket};
+use tcplab_net::{CeThreshold, GilbertElliott, Jitter, JitterDistribution, LossModel, QueueConfig, QueueContext, QueueLimit, TokenBucket};
 
 /// `queue`: a discipline name or a table with `kind` (`QueueConfig::parse`), in the words of a
 /// scenario file.
@@ -43,6 +43,126 @@ impl TokenBucketSpec {
     }
 }
 
+/// `loss`: a probability, or a table naming a loss model (docs/path-models.md).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum LossSpec {
+    /// Each packet (each fragment) lost independently with this probability.
+    Probability(f64),
+    /// Bursty loss.
+    GilbertElliott(GilbertElliottSpec),
+}
+
+impl Default for LossSpec {
+    fn default() -> Self {
+        LossSpec::Probability(0.0)
+    }
+}
+
+impl LossSpec {
+    pub fn model(&self) -> LossModel {
+        match *self {
+            LossSpec::Probability(p) => LossModel::Bernoulli(p),
+            LossSpec::GilbertElliott(g) => {
+                LossModel::gilbert_elliott(GilbertElliott { p: g.p, r: g.r, loss_good: g.loss_good, loss_bad: g.loss_bad })
+            }
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for LossSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let value = serde_json::Value::deserialize(d)?;
+        match value {
+            serde_json::Value::Number(n) => Ok(LossSpec::Probability(n.as_f64().expect("JSON numbers are f64"))),
+            serde_json::Value::Object(_) => serde_json::from_value(value)
+                .map(LossSpec::GilbertElliott)
+                .map_err(|e| serde::de::Error::custom(humanize_serde_message(&e.to_string()))),
+            other => Err(serde::de::Error::custom(format!(
+                "expected a loss probability or a table with model = \"gilbert-elliott\", found {}",
+                tcplab_cc::config::describe_value(&other)
+            ))),
+        }
+    }
+}
+
+/// The loss models a `loss` table can name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum LossModelName {
+    GilbertElliott,
+}
+
+/// Gilbert–Elliott loss: a good and a bad state, moved once per packet (netem's
+/// `gemodel p r 1-h 1-k`).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GilbertElliottSpec {
+    /// "gilbert-elliott".
+    pub model: LossModelName,
+    /// P(good → bad) per packet.
+    pub p: f64,
+    /// P(bad → good) per packet (mean burst: 1 / r packets).
+    pub r: f64,
+    /// Loss probability in the good state (netem's 1-k); default 0.
+    #[serde(default)]
+    pub loss_good: f64,
+    /// Loss probability in the bad state (netem's 1-h); default 1.
+    #[serde(default = "certain")]
+    pub loss_bad: f64,
+}
+
+fn certain() -> f64 {
+    1.0
+}
+
+/// The distributions of `jitter`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum JitterDistributionName {
+    /// Uniform in [0, amount].
+    #[default]
+    Uniform,
+    /// |N(0, σ = amount)|: a normal truncated at 0.
+    Normal,
+    /// Exponential with mean `amount`.
+    Exponential,
+}
+
+/// Extra per-packet delay on top of `delay`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct JitterSpec {
+    /// Scale of the extra delay: uniform's maximum, normal's σ, exponential's mean.
+    pub amount: DurationValue,
+    /// "uniform" (default), "normal" or "exponential".
+    #[serde(default)]
+    pub distribution: JitterDistributionName,
+    /// Whether packets may overtake each other (default false: each packet arrives no earlier
+    /// than the one sent before it).
+    #[serde(default)]
+    pub reorder: bool,
+}
+
+impl JitterSpec {
+    pub fn jitter(&self) -> Jitter {
+        let distribution = match self.distribution {
+            JitterDistributionName::Uniform => JitterDistribution::Uniform,
+            JitterDistributionName::Normal => JitterDistribution::Normal,
+            JitterDistributionName::Exponential => JitterDistribution::Exponential,
+        };
+        Jitter { distribution, amount: self.amount.0, reorder: self.reorder }
+    }
+}
+
+/// Release arrivals in batches at the multiples of `interval` (docs/path-models.md).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AggregationSpec {
+    /// A packet reaching the far end at t is handed on at the next multiple of `interval`.
+    pub interval: DurationValue,
+}
+
 /// Overrides for the reverse direction (b -> a) of a link.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -53,9 +173,18 @@ pub struct DirectionOverrides {
     #[serde(deserialize_with = "optional_queue_setting")]
     pub queue: Option<QueueConfig>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub loss: Option<f64>,
+    pub loss: Option<LossSpec>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ecn_threshold: Option<EcnThresholdValue>,
+    /// A trace file for the b -> a direction (a -> b's `trace` is not inherited).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<String>,
+    /// Jitter of the b -> a direction (default: a -> b's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jitter: Option<JitterSpec>,
+    /// Aggregation of the b -> a direction (a -> b's `aggregation` is not inherited).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aggregation: Option<AggregationSpec>,
     /// A policer on the b -> a direction.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub policer: Option<TokenBucketSpec>,
@@ -85,9 +214,10 @@ pub struct LinkSpec {
     /// Queue discipline of each direction: a name, or a table with `kind` and its parameters.
     #[serde(default, deserialize_with = "queue_setting")]
     pub queue: QueueConfig,
-    /// Probability that the link loses a packet (each direction, independently).
+    /// Probability that the link loses a packet (each direction, independently), or a loss
+    /// model table: { model = "gilbert-elliott", p, r, loss_good, loss_bad }.
     #[serde(default)]
-    pub loss: f64,
+    pub loss: LossSpec,
     /// Largest IP packet in bytes; larger packets are fragmented.
     #[serde(default = "default_mtu")]
     pub mtu: u32,
@@ -110,6 +240,18 @@ pub struct LinkSpec {
     /// its peak rate).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shaper: Option<TokenBucketSpec>,
+    /// A Mahimahi trace file (one line per 1500-byte delivery opportunity, in ms) that decides
+    /// when the a -> b direction delivers packets, instead of `rate`; relative to the current
+    /// directory. `rate` stays the nominal rate (at least the trace's mean).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<String>,
+    /// Extra random delay per packet, each direction: { amount, distribution, reorder }.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jitter: Option<JitterSpec>,
+    /// Hand the a -> b direction's packets on in batches (b -> a: `reverse.aggregation`):
+    /// { interval }.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aggregation: Option<AggregationSpec>,
     /// Different settings for the b -> a direction.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reverse: Option<DirectionOverrides>,
@@ -131,12 +273,15 @@ impl LinkSpec {
             delay: DurationValue(delay),
             buffer: default_buffer(),
             queue: QueueConfig::default(),
-            loss: 0.0,
+            loss: LossSpec::default(),
             mtu: default_mtu(),
             framing: 0,
             ecn_threshold: None,
             policer: None,
             shaper: None,
+            trace: None,
+            jitter: None,
+            aggregation: None,
             reverse: None,
         }
     }

@@ -5,7 +5,7 @@
 //! enums, and each flow's `tcp` table is merged over the scenario's before it is parsed.
 
 use crate::error::ScenarioError;
-use crate::link_spec::{queue_context, LinkSpec, TokenBucketSpec};
+use crate::link_spec::{queue_context, AggregationSpec, JitterSpec, LinkSpec, LossSpec, TokenBucketSpec};
 use crate::scenario::{dumbbell_node_names, FlowSpec, Scenario, StackSpec, TcpSpec, Topology};
 use crate::units::{BufferValue, DurationValue, EcnThresholdValue, RateValue, SizeValue};
 use serde::de::DeserializeOwned;
@@ -15,7 +15,7 @@ use tcplab_cc::config::humanize_serde_message;
 use tcplab_cc::CcConfig;
 use tcplab_core::packet::HEADER_BYTES;
 use tcplab_core::{Rate, SimDuration, SimRng};
-use tcplab_net::QueueConfig;
+use tcplab_net::{QueueConfig, Trace};
 
 /// The IPv4 total-length field has 16 bits (RFC 791 §3.1): no IP packet is larger.
 const MAX_IP_PACKET_BYTES: u32 = 65_535;
@@ -40,6 +40,9 @@ const MIN_USUAL_RTO: SimDuration = SimDuration::from_millis(1);
 /// by more than 1 %.
 const MIN_PACKET_TIME_NS: u64 = 10;
 const USUAL_MIN_PACKET_TIME_NS: u64 = 100;
+/// The longest jitter scale and aggregation interval: far beyond any path, and far from
+/// overflowing the clock however long the exponential's tail.
+const MAX_PATH_EFFECT: SimDuration = SimDuration::from_secs(100);
 
 fn join(prefix: &str, rest: &str) -> String {
     match (prefix.is_empty(), rest.is_empty()) {
@@ -397,9 +400,73 @@ fn check_tcp(t: &TcpSpec, path: &str) -> Result<(), ScenarioError> {
     Ok(())
 }
 
-fn check_loss(loss: f64, path: String) -> Result<(), ScenarioError> {
-    if !(0.0..1.0).contains(&loss) {
-        return Err(ScenarioError::new(path, format!("{loss} is not a loss probability; allowed: 0 <= loss < 1")));
+fn check_loss(loss: LossSpec, path: String) -> Result<(), ScenarioError> {
+    match loss {
+        LossSpec::Probability(p) if !(0.0..1.0).contains(&p) => {
+            Err(ScenarioError::new(path, format!("{p} is not a loss probability; allowed: 0 <= loss < 1")))
+        }
+        LossSpec::Probability(_) => Ok(()),
+        LossSpec::GilbertElliott(g) => {
+            for (key, value) in [("p", g.p), ("r", g.r), ("loss_bad", g.loss_bad)] {
+                if !(0.0..=1.0).contains(&value) {
+                    return Err(ScenarioError::new(format!("{path}.{key}"), format!("{value} is not a probability; allowed: 0 to 1")));
+                }
+            }
+            if !(0.0..1.0).contains(&g.loss_good) {
+                let message = format!("{} is not a loss probability of the good state; allowed: 0 <= loss_good < 1", g.loss_good);
+                return Err(ScenarioError::new(format!("{path}.loss_good"), message));
+            }
+            Ok(())
+        }
+    }
+}
+
+/// A jitter scale or aggregation interval: more than 0, at most `MAX_PATH_EFFECT`.
+fn check_path_effect(d: DurationValue, path: String, zero_means: &str) -> Result<(), ScenarioError> {
+    if d.0.as_nanos() == 0 {
+        return Err(ScenarioError::new(
+            path,
+            format!("0s {zero_means}; allowed: more than 0s, at most {}", DurationValue(MAX_PATH_EFFECT)),
+        ));
+    }
+    if d.0 > MAX_PATH_EFFECT {
+        return Err(ScenarioError::new(
+            path,
+            format!("{d} is out of range; allowed: more than 0s, at most {}", DurationValue(MAX_PATH_EFFECT)),
+        ));
+    }
+    Ok(())
+}
+
+/// A direction's trace, jitter and aggregation; `prefix` is the direction's key path.
+fn check_path_models(
+    l: &LinkSpec,
+    trace: Option<&str>,
+    jitter: Option<JitterSpec>,
+    aggregation: Option<AggregationSpec>,
+    shaper: Option<TokenBucketSpec>,
+    path: &str,
+    prefix: &str,
+) -> Result<(), ScenarioError> {
+    if let Some(file) = trace {
+        let trace = Trace::load(file).map_err(|e| ScenarioError::new(format!("{prefix}.trace"), e))?;
+        let mean = RateValue(trace.mean_rate());
+        if l.rate.0 < mean.0 {
+            let message = format!(
+                "{} is below the mean rate of trace {file:?} ({mean}); with a trace, rate is the link's nominal rate; allowed: at least {mean}",
+                l.rate
+            );
+            return Err(ScenarioError::new(format!("{path}.rate"), message));
+        }
+        if shaper.is_some() {
+            return Err(ScenarioError::new(format!("{prefix}.shaper"), "a trace decides when packets leave; remove shaper or trace"));
+        }
+    }
+    if let Some(j) = jitter {
+        check_path_effect(j.amount, format!("{prefix}.jitter.amount"), "adds no jitter (remove jitter)")?;
+    }
+    if let Some(a) = aggregation {
+        check_path_effect(a.interval, format!("{prefix}.aggregation.interval"), "cannot batch anything (remove aggregation)")?;
     }
     Ok(())
 }
@@ -424,7 +491,25 @@ fn check_queue(
     path: String,
 ) -> Result<(), ScenarioError> {
     let ctx = queue_context(l, buffer, ecn_threshold, SimRng::stream(0, "validation"));
-    queue.validate(&ctx).map_err(|m| ScenarioError::new(path, m))
+    queue.validate(&ctx).map_err(|message| match message.split_once(": ") {
+        // "target_ms: -1 is out of range; ..." names a parameter: the path takes it
+        Some((param, rest)) if param.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_') => {
+            ScenarioError::new(format!("{path}.{param}"), rest)
+        }
+        _ => ScenarioError::new(path, message),
+    })
+}
+
+/// Only a FIFO marks by the link's `ecn_threshold`; an AQM has its own `ecn`.
+fn check_marking_queue(queue: &QueueConfig, path: String, why: &str) -> Result<(), ScenarioError> {
+    if queue.takes_ecn_threshold() {
+        return Ok(());
+    }
+    let name = queue.name();
+    Err(ScenarioError::new(
+        path,
+        format!("ecn_threshold does not apply to queue \"{name}\"{why}, which marks by its own `ecn` parameter; allowed: ecn_threshold with droptail or headdrop"),
+    ))
 }
 
 /// A marking threshold must be > 0 and, in packets against a packet limit, below the limit
@@ -471,11 +556,15 @@ fn check_link(l: &LinkSpec, path: &str, explicit: bool) -> Result<(), ScenarioEr
     check_queue(&l.queue, l, l.buffer, l.ecn_threshold, format!("{path}.queue"))?;
     check_loss(l.loss, format!("{path}.loss"))?;
     if let Some(t) = l.ecn_threshold {
+        check_marking_queue(&l.queue, format!("{path}.ecn_threshold"), "")?;
         check_ecn_threshold(t, l.buffer, format!("{path}.ecn_threshold"))?;
     }
     check_token_bucket(l.policer, l, format!("{path}.policer"))?;
     check_token_bucket(l.shaper, l, format!("{path}.shaper"))?;
+    check_path_models(l, l.trace.as_deref(), l.jitter, l.aggregation, l.shaper, path, path)?;
     if let Some(r) = &l.reverse {
+        let reverse = format!("{path}.reverse");
+        check_path_models(l, r.trace.as_deref(), r.jitter, r.aggregation, r.shaper, path, &reverse)?;
         check_token_bucket(r.policer, l, format!("{path}.reverse.policer"))?;
         check_token_bucket(r.shaper, l, format!("{path}.reverse.shaper"))?;
         if let Some(b) = r.buffer {
@@ -483,6 +572,13 @@ fn check_link(l: &LinkSpec, path: &str, explicit: bool) -> Result<(), ScenarioEr
         }
         let (queue, buffer) = (r.queue.as_ref().unwrap_or(&l.queue), r.buffer.unwrap_or(l.buffer));
         check_queue(queue, l, buffer, r.ecn_threshold.or(l.ecn_threshold), format!("{path}.reverse.queue"))?;
+        match (r.ecn_threshold, l.ecn_threshold) {
+            (Some(_), _) => check_marking_queue(queue, format!("{path}.reverse.ecn_threshold"), "")?,
+            (None, Some(_)) => {
+                check_marking_queue(queue, format!("{path}.reverse.queue"), " (the link's ecn_threshold applies to b -> a too)")?
+            }
+            (None, None) => {}
+        }
         if let Some(loss) = r.loss {
             check_loss(loss, format!("{path}.reverse.loss"))?;
         }
@@ -872,6 +968,70 @@ mod tests {
             let mut v = base();
             edit(&mut v);
             resolve(v).unwrap();
+        }
+    }
+
+    /// A trace file in the temporary directory with `text`; its path.
+    fn trace_file(name: &str, text: &str) -> String {
+        let path = std::env::temp_dir().join(format!("tcplab-resolve-{}-{name}.trace", std::process::id()));
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_string()
+    }
+
+    /// Trace, jitter, aggregation and loss-model errors name the key and what is allowed.
+    #[test]
+    fn path_model_errors_name_the_key_and_what_is_allowed() {
+        let bottleneck = |key: &str, value: Value| -> String {
+            let key = key.to_string();
+            error_of(move |v| v["topology"]["bottleneck"][&key] = value.clone())
+        };
+        let decreasing = trace_file("decreasing", "1\n2\n3\n4\n5\n15\n12\n20\n");
+        assert_eq!(
+            bottleneck("trace", json!(decreasing)),
+            format!("topology.bottleneck.trace: file {decreasing:?}: line 7: 12 is less than the line before (15); a trace's times must not decrease")
+        );
+        let zeros = trace_file("zeros", "0\n0\n");
+        assert!(
+            bottleneck("trace", json!(zeros)).ends_with("every time is 0; the last line is the trace's period and must be at least 1 ms")
+        );
+        let empty = trace_file("empty", "");
+        assert!(bottleneck("trace", json!(empty)).ends_with(": is empty; a trace has one line per delivery opportunity (its time in ms)"));
+        let words = trace_file("words", "1\nten\n");
+        assert!(bottleneck("trace", json!(words)).ends_with(": line 2: \"ten\" is not a whole number of milliseconds (0 to 4294967295)"));
+        assert_eq!(bottleneck("trace", json!("no/such.trace")), "topology.bottleneck.trace: file \"no/such.trace\" not found");
+        // 2 opportunities per ms: 24 Mbit/s, above the link's 10 Mbit/s.
+        let fast = trace_file("fast", "1\n1\n2\n2\n");
+        assert_eq!(
+            bottleneck("trace", json!(fast)),
+            format!("topology.bottleneck.rate: 10Mbps is below the mean rate of trace {fast:?} (24Mbps); with a trace, rate is the link's nominal rate; allowed: at least 24Mbps")
+        );
+        let reverse =
+            error_of(|v| v["topology"]["bottleneck"]["reverse"] = json!({"trace": fast, "shaper": {"rate": "5Mbps", "burst": "3KB"}}));
+        assert!(reverse.starts_with("topology.bottleneck.rate: 10Mbps is below the mean rate"), "{reverse}");
+        let ok = trace_file("ok", "1\n4\n");
+        let shaped =
+            error_of(|v| v["topology"]["bottleneck"]["reverse"] = json!({"trace": ok, "shaper": {"rate": "5Mbps", "burst": "3KB"}}));
+        assert_eq!(shaped, "topology.bottleneck.reverse.shaper: a trace decides when packets leave; remove shaper or trace");
+
+        let cases: Vec<(&str, Value, &str)> = vec![
+            ("loss", json!({"model": "gilbert-elliott", "p": 1.5, "r": 0.3}), "topology.bottleneck.loss.p: 1.5 is not a probability; allowed: 0 to 1"),
+            ("loss", json!({"model": "gilbert-elliott", "p": 0.1, "r": -0.3}), "topology.bottleneck.loss.r: -0.3 is not a probability; allowed: 0 to 1"),
+            ("loss", json!({"model": "gilbert-elliott", "p": 0.1, "r": 0.3, "loss_bad": 2}), "topology.bottleneck.loss.loss_bad: 2 is not a probability"),
+            ("loss", json!({"model": "gilbert-elliott", "p": 0.1, "r": 0.3, "loss_good": 1}), "topology.bottleneck.loss.loss_good: 1 is not a loss probability of the good state; allowed: 0 <= loss_good < 1"),
+            ("loss", json!({"model": "gilbert", "p": 0.1, "r": 0.3}), "topology.bottleneck.loss: unknown value \"gilbert\"; allowed: gilbert-elliott"),
+            ("loss", json!({"model": "gilbert-elliott", "p": 0.1}), "topology.bottleneck.loss.r: missing; this key is required"),
+            ("loss", json!("1%"), "topology.bottleneck.loss: expected a loss probability or a table with model = \"gilbert-elliott\", found the string \"1%\""),
+            ("jitter", json!({"amount": "0ms"}), "topology.bottleneck.jitter.amount: 0s adds no jitter (remove jitter); allowed: more than 0s, at most 100s"),
+            ("jitter", json!({"amount": "101s"}), "topology.bottleneck.jitter.amount: 101s is out of range; allowed: more than 0s, at most 100s"),
+            ("jitter", json!({"amount": "1ms", "distribution": "pareto"}), "topology.bottleneck.jitter.distribution: unknown value \"pareto\"; allowed: uniform, normal, exponential"),
+            ("aggregation", json!({"interval": "0s"}), "topology.bottleneck.aggregation.interval: 0s cannot batch anything (remove aggregation)"),
+        ];
+        for (key, value, start) in cases {
+            let e = bottleneck(key, value);
+            assert!(e.starts_with(start), "expected {start:?} in {e:?}");
+        }
+        for name in ["decreasing", "zeros", "empty", "words", "fast", "ok"] {
+            std::fs::remove_file(std::env::temp_dir().join(format!("tcplab-resolve-{}-{name}.trace", std::process::id()))).unwrap();
         }
     }
 

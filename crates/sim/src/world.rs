@@ -1,8 +1,10 @@
 //! The event loop: one scheduler of plain enum events (docs/architecture.md). Packets never sit in
 //! the scheduler: a link direction keeps its queue, the packet in service and the packets
 //! in propagation itself, and events only say "transmitter of link L is done" or "the
-//! front of link L's pipe arrives" — at most one of each per link, so the heap stays a
-//! few dozen entries deep whatever the bandwidth-delay product. An mmWave cell is run
+//! earliest packet of link L's pipe arrives" — one of each per link (a reordering pipe may
+//! leave a superseded arrival event behind, which finds nothing due), so the heap stays a
+//! few dozen entries deep whatever the bandwidth-delay product — or, for a pacing queue
+//! (fq's maxrate) holding only packets not yet due, "link L may send again". An mmWave cell is run
 //! lazily the same way: one `RadioWake` event at its next subframe boundary or HARQ
 //! outcome while it has work, none while it is idle; packets enter it when routing picks a
 //! radio hop and leave it as deliveries handed on in time order.
@@ -15,7 +17,7 @@ use crate::tsq::Tsq;
 use std::collections::VecDeque;
 use tcplab_cc::BbrInfo;
 use tcplab_core::{FlowId, LinkId, NodeId, Packet, PacketKind, Scheduler, SimDuration, SimTime};
-use tcplab_net::link::{DirectionStats, Offer};
+use tcplab_net::link::{DirectionStats, Next};
 use tcplab_net::radio::RadioDelivery;
 use tcplab_net::DropReason;
 
@@ -26,6 +28,8 @@ enum Event {
     SenderTimer(FlowId, TimerSlot),
     ReceiverTimer(FlowId),
     LinkTxDone(LinkId),
+    /// A pacing queue may have a packet ready (`Next::Wake`).
+    LinkWake(LinkId),
     LinkArrival(LinkId),
     /// The cell has a subframe boundary or a HARQ outcome to run (one live event).
     RadioWake,
@@ -249,17 +253,21 @@ impl World {
                 if let Some(at) = arrival {
                     self.sched.schedule(at, Event::LinkArrival(l));
                 }
-                if let Some(at) = next {
-                    self.sched.schedule(at, Event::LinkTxDone(l));
-                }
+                self.schedule_link(l, next);
+            }
+            Event::LinkWake(l) => {
+                let next = self.net.links[l as usize].wake(now);
+                self.tsq_release_drops(l);
+                self.schedule_link(l, next);
             }
             Event::LinkArrival(l) => {
                 let link = &mut self.net.links[l as usize];
-                let (pkt, next) = link.arrive();
+                let (pkt, next) = link.arrive(now);
                 let node = link.to;
                 if let Some(at) = next {
                     self.sched.schedule(at, Event::LinkArrival(l));
                 }
+                let Some(pkt) = pkt else { return };
                 if node == pkt.dst {
                     self.deliver(pkt, now);
                 } else {
@@ -296,13 +304,20 @@ impl World {
             return;
         }
         let link = &mut self.net.links[l as usize];
-        let offer = link.offer(pkt, now);
+        let next = link.offer(pkt, now);
         let backlog = link.queue.len_packets();
         self.tsq_release_drops(l);
         let max = &mut self.backlog_max[l as usize];
         *max = (*max).max(backlog);
-        if let Offer::Started { done_at, .. } = offer {
-            self.sched.schedule(done_at, Event::LinkTxDone(l));
+        self.schedule_link(l, next);
+    }
+
+    /// Schedules what link `l` asked for next.
+    fn schedule_link(&mut self, l: LinkId, next: Option<Next>) {
+        match next {
+            Some(Next::TxDone(at)) => self.sched.schedule(at, Event::LinkTxDone(l)),
+            Some(Next::Wake(at)) => self.sched.schedule(at, Event::LinkWake(l)),
+            None => {}
         }
     }
 

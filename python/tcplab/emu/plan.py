@@ -1,8 +1,10 @@
 """From a resolved dumbbell scenario to the exact commands that build it on this machine's
 kernel: three network namespaces with a unique prefix (senders, router, receivers), veth
 pairs between them, addresses, routes with the flows' per-route TCP settings, per-namespace
-sysctls, the bottleneck (tbf with a pfifo/bfifo/pfifo_head_drop child, both directions, on
-the router's TUN devices) and the delay line on those devices with the policy routing that
+sysctls, the bottleneck (tbf at the link rate, or a shaper's, with the link's queue as its
+child: pfifo/bfifo/pfifo_head_drop, or codel/fq_codel/red/pie with the scenario's parameters
+(tc-codel(8), tc-fq_codel(8), tc-red(8), tc-pie(8)); both directions, on the router's TUN
+devices) and the delay line on those devices with the policy routing that
 sends every crossing packet through it. What each scenario key becomes (or why it is refused) is the table of
 settings.py.
 
@@ -270,25 +272,157 @@ def _pair_routes(plan_: EmuPlan, senders: str, receivers: str, octet: int) -> li
     return cmds
 
 
-def _queue_child(buffer: str) -> list[str]:
-    if buffer.endswith("pkt"):
-        return ["pfifo", "limit", buffer.removesuffix("pkt")]
-    return ["bfifo", "limit", str(size_bytes(buffer))]
+def queue_qdisc(link: dict[str, Any]) -> list[str]:
+    """The link's queue as the arguments of its tc qdisc (the tbf's child), from the resolved
+    discipline and buffer (settings.py refuses what these cannot put in effect)."""
+    queue = link["queue"]
+    return _DISCIPLINES[settings.queue_kind(queue)](queue, link)
 
 
-def _shaping(ns: str, device: str, link: dict[str, Any]) -> list[list[str]]:
-    """tbf at the link's rate with the link's queue as its child (root 1:, child 10:), on a
-    TUN device: no link-layer header, so the tbf counts IP packet sizes as the simulator's
-    link rates do."""
-    rate = int(rate_bps(link["rate"]))
-    burst = max(2 * int(link["mtu"]), rate // 8 // 1000)  # ≥ 1 ms of tokens
-    child = _queue_child(link["buffer"])
-    if link.get("queue") == "headdrop":
-        child[0] = "pfifo_head_drop"  # settings.py allows headdrop with a buffer in packets only
-    tbf = ["tbf", "rate", f"{rate}bit", "burst", str(burst), "latency", "10s"]
+def _packets(link: dict[str, Any]) -> str:
+    return link["buffer"].removesuffix("pkt")
+
+
+def _us(ms: float) -> str:
+    return f"{settings.whole_microseconds(ms)}us"
+
+
+def _flag(on: bool, name: str) -> str:
+    return name if on else f"no{name}"
+
+
+def _ce_threshold(queue: dict[str, Any]) -> list[str]:
+    """CoDel's ce_threshold, left out when off (0 would mark every ECT packet)."""
+    return ["ce_threshold", _us(queue["ce_threshold_ms"])] if queue["ce_threshold_ms"] else []
+
+
+def _fifo(_: Any, link: dict[str, Any]) -> list[str]:
+    if link["buffer"].endswith("pkt"):
+        return ["pfifo", "limit", _packets(link)]
+    return ["bfifo", "limit", str(size_bytes(link["buffer"]))]
+
+
+def _head_drop(_: Any, link: dict[str, Any]) -> list[str]:
+    return ["pfifo_head_drop", "limit", _packets(link)]
+
+
+def _codel(queue: dict[str, Any], link: dict[str, Any]) -> list[str]:
+    """tc-codel(8); times in whole microseconds as tcplab's CoDel takes them."""
     return [
-        ["ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev", device, "root", "handle", "1:", *tbf],
-        ["ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev", device, "parent", "1:1", "handle", "10:", *child],
+        "codel",
+        "limit",
+        _packets(link),
+        "target",
+        _us(queue["target_ms"]),
+        "interval",
+        _us(queue["interval_ms"]),
+        _flag(queue["ecn"], "ecn"),
+        *_ce_threshold(queue),
+    ]
+
+
+def _fq_codel(queue: dict[str, Any], link: dict[str, Any]) -> list[str]:
+    """tc-fq_codel(8)."""
+    return [
+        "fq_codel",
+        "limit",
+        _packets(link),
+        "flows",
+        str(queue["flows"]),
+        "quantum",
+        str(queue["quantum"]),
+        "target",
+        _us(queue["target_ms"]),
+        "interval",
+        _us(queue["interval_ms"]),
+        _flag(queue["ecn"], "ecn"),
+        *_ce_threshold(queue),
+        "drop_batch",
+        str(queue["drop_batch"]),
+        "memory_limit",
+        str(queue["memory_limit"]),
+    ]
+
+
+def _pie(queue: dict[str, Any], link: dict[str, Any]) -> list[str]:
+    """tc-pie(8): alpha and beta in sixteenths (sch_pie scales them by 1/16)."""
+    return [
+        "pie",
+        "limit",
+        _packets(link),
+        "target",
+        _us(queue["target_ms"]),
+        "tupdate",
+        _us(queue["tupdate_ms"]),
+        "alpha",
+        str(round(queue["alpha"] * 16)),
+        "beta",
+        str(round(queue["beta"] * 16)),
+        _flag(queue["ecn"], "ecn"),
+        _flag(queue["bytemode"], "bytemode"),
+        "dq_rate_estimator" if queue["dq_rate_estimator"] else "no_dq_rate_estimator",
+    ]
+
+
+def _red(queue: dict[str, Any], link: dict[str, Any]) -> list[str]:
+    """tc-red(8) with a byte buffer: thresholds, burst and probability as the scenario has them
+    (tc derives a 0 min, max or burst as tcplab does), `bandwidth` the link's rate (for the
+    idle decay)."""
+    flags = [name for name in ("ecn", "harddrop", "adaptive") if queue[name]]
+    return [
+        "red",
+        "limit",
+        str(size_bytes(link["buffer"])),
+        "min",
+        str(queue["min_th"]),
+        "max",
+        str(queue["max_th"]),
+        "avpkt",
+        str(queue["avpkt"]),
+        "burst",
+        str(queue["burst"]),
+        "probability",
+        repr(queue["probability"]),
+        "bandwidth",
+        f"{int(rate_bps(link['rate']))}bit",
+        *flags,
+    ]
+
+
+_DISCIPLINES = {"droptail": _fifo, "headdrop": _head_drop, "codel": _codel, "fq_codel": _fq_codel, "pie": _pie, "red": _red}
+
+
+def _tbf(link: dict[str, Any], shaper: dict[str, Any] | None) -> list[str]:
+    """The direction's token bucket. At the link rate: a bucket of at least 1 ms of tokens
+    (two packets), the delay line's transmitter then spacing the packets at the link rate.
+    Under a slower shaper: the shaper's rate and burst, with the link rate as the peak rate
+    (a peak bucket of one packet), so a packet leaves the queue when the shaper's bucket
+    allows and no faster than the link sends, as tcplab's shaper (token_bucket.rs)."""
+    rate = int(rate_bps(link["rate"]))
+    if shaper is not None and rate_bps(shaper["rate"]) < rate:
+        return [
+            "tbf",
+            "rate",
+            f"{int(rate_bps(shaper['rate']))}bit",
+            "burst",
+            str(size_bytes(shaper["burst"])),
+            "peakrate",
+            f"{rate}bit",
+            "mtu",
+            str(link["mtu"]),
+            "latency",
+            "10s",
+        ]
+    burst = max(2 * int(link["mtu"]), rate // 8 // 1000)  # ≥ 1 ms of tokens
+    return ["tbf", "rate", f"{rate}bit", "burst", str(burst), "latency", "10s"]
+
+
+def _shaping(ns: str, device: str, link: dict[str, Any], shaper: dict[str, Any] | None) -> list[list[str]]:
+    """The tbf (root 1:) with the link's queue as its child (10:), on a TUN device: no
+    link-layer header, so the tbf counts IP packet sizes as the simulator's link rates do."""
+    return [
+        ["ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev", device, "root", "handle", "1:", *_tbf(link, shaper)],
+        ["ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev", device, "parent", "1:1", "handle", "10:", *queue_qdisc(link)],
     ]
 
 
@@ -359,7 +493,8 @@ def _setup_commands(plan_: EmuPlan, bottleneck: dict[str, Any], octet: int) -> l
     # Each direction's TUN device, its bottleneck qdisc, and the routing through it: data
     # (to the receivers' subnet) through dl0, ACKs through dl1, then on from the device the
     # delay line wrote the packet back into.
-    for tun, subnet, out in ((DATA_TUN, net2, "ve-rd"), (ACK_TUN, net1, "ve-rs")):
+    # The shaper shapes the forward direction, the data's (settings.py refuses the reverse one).
+    for tun, subnet, out, shaper in ((DATA_TUN, net2, "ve-rd", bottleneck.get("shaper")), (ACK_TUN, net1, "ve-rs", None)):
         cmds += [
             ["ip", "-n", r, "tuntap", "add", "dev", tun, "mode", "tun"],
             # The ring between the tbf and the delay line's reader holds what the tbf releases
@@ -370,6 +505,6 @@ def _setup_commands(plan_: EmuPlan, bottleneck: dict[str, Any], octet: int) -> l
             ["ip", "-n", r, "route", "replace", subnet, "dev", tun],
             ["ip", "-n", r, "route", "add", subnet, "dev", out, "table", str(ROUTER_TABLE)],
             ["ip", "-n", r, "rule", "add", "iif", tun, "lookup", str(ROUTER_TABLE)],
-            *_shaping(r, tun, bottleneck),
+            *_shaping(r, tun, bottleneck, shaper),
         ]
     return cmds

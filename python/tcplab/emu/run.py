@@ -25,6 +25,7 @@ import json
 import os
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
@@ -33,7 +34,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import polars as pl
@@ -194,8 +195,84 @@ def _machine_cpu_seconds() -> float:
     return (user + nice + system) / os.sysconf("SC_CLK_TCK")
 
 
+# The bottleneck queue's drops by the simulator's reasons, from its qdisc: pfifo and bfifo
+# refuse arrivals (tail), pfifo_head_drop evicts the oldest (head); an AQM counts its limit's
+# drops and its CE marks in its own statistics (TCA_STATS_APP: tc_codel_xstats,
+# tc_fq_codel_xstats, tc_red_xstats, tc_pie_xstats of include/uapi/linux/pkt_sched.h), and
+# the rest of its drops are the AQM's.
+DROP_REASONS = ("tail", "head", "aqm", "overlimit", "policer")
+FIFO_DROPS = {"pfifo": "tail", "bfifo": "tail", "pfifo_head_drop": "head"}
+AQM_STATISTICS: dict[str, tuple[str, tuple[str, ...], tuple[str, str], tuple[str, ...]]] = {
+    # qdisc: (struct layout, its fields, (reason, field) of the limit's drops, CE-mark fields)
+    "codel": (
+        "<9I",
+        ("maxpacket", "count", "lastcount", "ldelay", "drop_next", "drop_overlimit", "ecn_mark", "dropping", "ce_mark"),
+        ("tail", "drop_overlimit"),
+        ("ecn_mark", "ce_mark"),
+    ),
+    "fq_codel": (
+        "<10I",  # `type` (0: the qdisc's) then tc_fq_codel_qd_stats
+        ("type", "maxpacket", "drop_overlimit", "ecn_mark", "new_flow_count", "new_flows_len", "old_flows_len", "ce_mark"),
+        ("overlimit", "drop_overlimit"),  # fq_codel_drop's batches from the fattest flow
+        ("ecn_mark", "ce_mark"),
+    ),
+    "red": ("<4I", ("early", "pdrop", "other", "marked"), ("tail", "pdrop"), ("marked",)),
+    "pie": (
+        "<Q8I",
+        ("prob", "delay", "avg_dq_rate", "dq_rate_estimating", "packets_in", "dropped", "overlimit", "maxq", "ecn_mark"),
+        ("tail", "overlimit"),
+        ("ecn_mark",),
+    ),
+}
+QUEUE_HANDLE = 0x00100000  # the tbf's child, 10: (tc reads handles in hex; plan.py)
+ROOT_PARENT = 0xFFFFFFFF
+
+
+def queue_counters(kind: str, drops: int, app: bytes) -> dict[str, int]:
+    """A queue qdisc's cumulative drops by reason and CE marks ("ce"), from its total `drops`
+    and its own statistics `app` (the payload of TCA_STATS_APP)."""
+    counters = dict.fromkeys((*DROP_REASONS, "ce"), 0)
+    if kind in FIFO_DROPS:
+        counters[FIFO_DROPS[kind]] = drops
+        return counters
+    layout, fields, (reason, limit_field), marks = AQM_STATISTICS[kind]
+    statistics = dict(zip(fields, struct.unpack_from(layout, app), strict=False))
+    counters[reason] = statistics[limit_field]
+    counters["aqm"] = drops - statistics[limit_field]
+    counters["ce"] = sum(statistics[field] for field in marks)
+    return counters
+
+
+class QueueSample(NamedTuple):
+    """One direction's bottleneck at a sample: the queue's backlog, the bytes the tbf sent,
+    and the queue's cumulative drops by reason and CE marks (`queue_counters`)."""
+
+    backlog_pkts: int
+    backlog_bytes: int
+    sent_bytes: int
+    counters: dict[str, int]
+
+
+def queue_sample(qdiscs: list[Any]) -> QueueSample:
+    """The sample of one device from its qdiscs as netlink reports them (pyroute2 tcmsg)."""
+    backlog, sent, counters = (0, 0), 0, dict.fromkeys((*DROP_REASONS, "ce"), 0)
+    for q in qdiscs:
+        stats = q.get_attr("TCA_STATS2")
+        if stats is None:
+            continue
+        if q["parent"] == ROOT_PARENT:  # the tbf
+            sent = (stats.get_attr("TCA_STATS_BASIC") or {}).get("bytes", 0)
+        elif q["handle"] == QUEUE_HANDLE:
+            queue = stats.get_attr("TCA_STATS_QUEUE")
+            app = stats.nla("TCA_STATS_APP")  # raw: pyroute2 decodes only some qdiscs' statistics
+            raw = bytes(app.data[app.offset + 4 : app.offset + app.length]) if app.length else b""
+            backlog = (queue["qlen"], queue["backlog"])
+            counters = queue_counters(q.get_attr("TCA_KIND"), queue["drops"], raw)
+    return QueueSample(*backlog, sent, counters)
+
+
 class QdiscSampler:
-    """Backlog and cumulative drops/bytes of the bottleneck qdiscs, over netlink."""
+    """The bottleneck qdiscs' counters (`QueueSample`), over netlink."""
 
     def __init__(self, namespace: str, devices: list[str]) -> None:
         from pyroute2 import NetNS  # imported here: only the emulation needs it
@@ -209,25 +286,8 @@ class QdiscSampler:
                 raise EmulationError(f"netlink in namespace {namespace} does not see {device}; it sees {names}")
             self.devices[device] = found[0]
 
-    def sample(self) -> dict[str, tuple[int, int, int, int]]:
-        """Per device: (backlog packets, backlog bytes, drops, bytes sent) of the child queue
-        (backlog) and of the tbf root (drops and bytes, which include the child's)."""
-        result = {}
-        for device, index in self.devices.items():
-            backlog = (0, 0)
-            drops = sent = 0
-            for q in self.ns.get_qdiscs(index=index):
-                stats = q.get_attr("TCA_STATS2")
-                queue = stats.get_attr("TCA_STATS_QUEUE") if stats else None
-                basic = stats.get_attr("TCA_STATS_BASIC") if stats else None
-                if queue is None:
-                    continue
-                if q["parent"] == 0xFFFFFFFF:  # the root tbf
-                    drops, sent = queue["drops"], (basic or {}).get("bytes", 0)
-                else:
-                    backlog = (queue["qlen"], queue["backlog"])
-            result[device] = (*backlog, drops, sent)
-        return result
+    def sample(self) -> dict[str, QueueSample]:
+        return {device: queue_sample(self.ns.get_qdiscs(index=index)) for device, index in self.devices.items()}
 
     def close(self) -> None:
         self.ns.close()
@@ -445,9 +505,7 @@ def _result(document: dict[str, Any], plan: emu_plan.EmuPlan, raw: dict[str, Any
                 "completion_s": None,
             }
         )
-    # pfifo/bfifo refuse arrivals; pfifo_head_drop (queue = "headdrop") evicts the oldest
-    reason = "head" if document["topology"]["bottleneck"]["queue"] == "headdrop" else "tail"
-    link_rows, link_summaries = _links(plan, raw["qdisc"], raw["qdisc_baseline"], interval, reason)
+    link_rows, link_summaries = _links(plan, raw["qdisc"], raw["qdisc_baseline"], interval)
     validity = _validity(plan, document, flow_summaries, link_summaries, raw)
     summary = {
         "flows": flow_summaries,
@@ -499,51 +557,48 @@ def _state(sample: dict[str, Any]) -> str:
 LINK_NAMES = {emu_plan.DATA_TUN: "left->right", emu_plan.ACK_TUN: "right->left"}
 
 
-QdiscSample = dict[str, tuple[int, int, int, int]]
+QdiscSample = dict[str, QueueSample]
 
 
 def _links(
-    plan: emu_plan.EmuPlan, rows: list[tuple[float, QdiscSample]], baseline: QdiscSample, interval: float, reason: str
+    plan: emu_plan.EmuPlan, rows: list[tuple[float, QdiscSample]], baseline: QdiscSample, interval: float
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The links' rows and summaries; bytes and drops count from `baseline`, the qdiscs'
-    counters just before the senders started (time 0); every drop is for `reason` ("tail" or
-    "head")."""
+    """The links' rows and summaries; bytes, drops and marks count from `baseline`, the
+    qdiscs' counters just before the senders started (time 0)."""
     link_rows = []
     summaries = []
     for device, name in LINK_NAMES.items():
-        previous_drops = baseline[device][2]
+        previous = baseline[device].counters
         backlogs = []
         for t, sample in rows:
-            backlog_pkts, backlog_bytes, drops, _ = sample[device]
-            backlogs.append(backlog_pkts)
-            dropped = float(drops - previous_drops)
+            now = sample[device]
+            backlogs.append(now.backlog_pkts)
+            new = {key: float(now.counters[key] - previous[key]) for key in now.counters}
             link_rows.append(
                 {
                     "t_s": t,
                     "link": name,
-                    "backlog_pkts": float(backlog_pkts),
-                    "backlog_bytes": float(backlog_bytes),
-                    "drops": dropped,
-                    "tail_drops": dropped if reason == "tail" else 0.0,
-                    "head_drops": dropped if reason == "head" else 0.0,
-                    "aqm_drops": 0.0,
-                    "overlimit_drops": 0.0,
-                    "ce_marks": 0.0,
+                    "backlog_pkts": float(now.backlog_pkts),
+                    "backlog_bytes": float(now.backlog_bytes),
+                    "drops": sum(new[reason] for reason in DROP_REASONS),
+                    **{f"{reason}_drops": new[reason] for reason in DROP_REASONS},
+                    "ce_marks": new["ce"],
                     # the qdisc's counters do not time packets
                     "sojourn_ms": None,
                 }
             )
-            previous_drops = drops
-        sent = (rows[-1][1][device][3] - baseline[device][3]) if rows else 0
+            previous = now.counters
+        total = {key: previous[key] - baseline[device].counters[key] for key in previous}
+        sent = (rows[-1][1][device].sent_bytes - baseline[device].sent_bytes) if rows else 0
         span = max(interval, rows[-1][0] if rows else interval)
         summaries.append(
             {
                 "id": name,
                 "utilization": sent * 8 / (plan.bottleneck_rate_bps * span),
-                "drops": previous_drops - baseline[device][2],
-                "drops_by_reason": {"tail": 0, "head": 0, "aqm": 0, "overlimit": 0, reason: previous_drops - baseline[device][2]},
+                "drops": sum(total[reason] for reason in DROP_REASONS),
+                "drops_by_reason": {reason: total[reason] for reason in DROP_REASONS},
                 "losses": 0,
-                "ce_marks": 0,
+                "ce_marks": total["ce"],
                 "bytes_sent": sent,
                 "backlog_mean_pkts": float(np.mean(backlogs)) if backlogs else 0.0,
                 "backlog_max_pkts": float(max(backlogs)) if backlogs else 0.0,

@@ -20,6 +20,7 @@ from typing import Any
 
 from .._core import ScenarioError
 from ..units import duration_ns, rate_bps, size_bytes
+from . import kernel
 
 # Link and TCP sizes the kernel backend relies on.
 TCP_IP_HEADER_BYTES = 52  # IPv4 20 + TCP 20 + the timestamp option 12 (tcp_timestamps=1)
@@ -106,8 +107,16 @@ def _absent(why: str) -> Check:
     return check
 
 
-def _no_loss(value: float, _: Where) -> str | None:
+def _no_loss(value: float | dict[str, Any], _: Where) -> str | None:
+    if isinstance(value, dict):
+        return "a loss model (gilbert-elliott) needs netem's gemodel, which this kernel lacks; allowed: 0"
     return None if not value else f"{value} needs random loss (netem), which this kernel lacks; allowed: 0"
+
+
+# Path models the simulator has and this kernel cannot emulate (docs/path-models.md).
+_NO_TRACE = _absent("trace-driven links need a delivery schedule per ms (mm-link), which the delay line and tbf lack")
+_NO_JITTER = _absent("jitter needs netem's per-packet delay, which this kernel lacks")
+_NO_AGGREGATION = _absent("releasing packets in batches needs a timed qdisc (netem's slot), which this kernel lacks")
 
 
 def _sample_interval(value: str, _: Where) -> str | None:
@@ -124,16 +133,94 @@ def _bottleneck_rate(value: str, _: Where) -> str | None:
     )
 
 
-KERNEL_QUEUES = ("droptail", "headdrop")
+# The link's queue disciplines: FIFOs, always in the kernel (sch_fifo.c), and the AQMs whose
+# qdisc of the same name the kernel may lack (kernel.py); plan.py builds each.
+FIFO_QUEUES = ("droptail", "headdrop")
+AQM_QUEUES = ("codel", "fq_codel", "red", "pie")
+# sch_pie's burst allowance (pie_vars_init), which tc cannot set.
+PIE_MAX_BURST_MS = 150.0
+
+
+def queue_kind(value: Any) -> str:
+    """The discipline of a resolved `queue` (a name, or a table with `kind`)."""
+    return value if isinstance(value, str) else value["kind"]
+
+
+def kernel_queues() -> list[str]:
+    """The disciplines this kernel has a qdisc for (an AQM counts where unknown: tc tries)."""
+    return [*FIFO_QUEUES, *(kind for kind in AQM_QUEUES if kernel.has(kind) is not False)]
 
 
 def _queue(value: Any, where: Where) -> str | None:
-    """The disciplines with a kernel qdisc (a discipline with parameters is a table)."""
-    if value not in KERNEL_QUEUES:
-        return f"{value!r} has no kernel qdisc here; allowed: {', '.join(KERNEL_QUEUES)}"
-    if value != "headdrop" or where.scenario["topology"]["bottleneck"]["buffer"].endswith("pkt"):
+    kind = queue_kind(value)
+    if kind not in FIFO_QUEUES + AQM_QUEUES:
+        return f"{kind!r} has no kernel qdisc here; allowed: {', '.join(kernel_queues())}"
+    if kind in AQM_QUEUES and kernel.has(kind) is False:
+        return f"{kind} needs the kernel's {kernel.missing(kind)}, which this kernel does not have; allowed here: {', '.join(kernel_queues())}"
+    in_packets = where.scenario["topology"]["bottleneck"]["buffer"].endswith("pkt")
+    if kind == "headdrop" and not in_packets:
+        return "headdrop needs a buffer in packets (pfifo_head_drop); allowed: droptail, or a buffer in pkt"
+    if kind in ("codel", "fq_codel", "pie") and not in_packets:
+        return f"{kind}'s limit counts packets in Linux (sch_{kind}), tcplab's bytes with a byte buffer; allowed: a topology.bottleneck.buffer in pkt"
+    if kind == "red" and in_packets:
+        return (
+            "red with a buffer in packets averages packets, Linux's sch_red bytes (a 52 B ACK weighs "
+            "as much as a full packet in one, 1/29 of it in the other); allowed: a topology.bottleneck.buffer in bytes"
+        )
+    return {"pie": _pie, "red": _red}.get(kind, lambda _: None)(value)
+
+
+def _pie(queue: dict[str, Any]) -> str | None:
+    if queue["max_burst_ms"] != PIE_MAX_BURST_MS:
+        return (
+            f".max_burst_ms: {_shown(queue['max_burst_ms'])} is not emulated: sch_pie's burst allowance is fixed "
+            f"(pie_vars_init) and tc has no setting for it; allowed: {_shown(PIE_MAX_BURST_MS)}"
+        )
+    for name in ("alpha", "beta"):
+        if queue[name] == 0:
+            return (
+                f".{name}: 0 is not emulated: tc sends no {name} of 0 (q_pie.c), so sch_pie would keep its "
+                f"default; allowed: 0.0625 to 2"
+            )
+    for name in ("target_ms", "tupdate_ms"):
+        if whole_microseconds(queue[name]) is None:
+            return f".{name}: {_shown(queue[name])} is not emulated: tc takes whole microseconds; allowed: a multiple of 0.001"
+    ticks = kernel.hz()
+    jiffy_us = 1_000_000 // ticks if ticks else None
+    if jiffy_us and whole_microseconds(queue["tupdate_ms"]) % jiffy_us:
+        return (
+            f".tupdate_ms: {_shown(queue['tupdate_ms'])} is not emulated: sch_pie's timer counts whole jiffies "
+            f"(usecs_to_jiffies), {jiffy_us / 1000:g} ms at this kernel's HZ {ticks}; allowed: a multiple of {jiffy_us / 1000:g}"
+        )
+    return None
+
+
+def _red(queue: dict[str, Any]) -> str | None:
+    if queue["gentle"]:
+        return ".gentle: true is not emulated: Linux's sch_red has no gentle mode; allowed: false"
+    return None
+
+
+def whole_microseconds(ms: float) -> int | None:
+    """A time in ms as tc's whole microseconds, or None if it is not a whole number of them."""
+    us = round(ms * 1000)
+    return us if abs(us - ms * 1000) < 1e-6 else None
+
+
+def _access_queue(value: Any, _: Where) -> str | None:
+    kind = queue_kind(value)
+    if kind in FIFO_QUEUES:
         return None
-    return "headdrop needs a buffer in packets (pfifo_head_drop); allowed: droptail, or a buffer in pkt"
+    return (
+        f"{kind} is not emulated: it drops, marks or paces before its buffer fills, and the access links "
+        f"are veths without a queue; allowed: {', '.join(FIFO_QUEUES)}"
+    )
+
+
+def _policer(value: Any, _: Where) -> str | None:
+    if kernel.has("police") is False:
+        return f"policing needs the kernel's {kernel.missing('police')}, which this kernel does not have; allowed: none"
+    return "policing is not emulated: the backend sets up no police filter on the router's input, whose drops its link counters would miss; allowed: none"
 
 
 def _mtu(value: int, where: Where) -> str | None:
@@ -359,25 +446,55 @@ KERNEL_SETTINGS: dict[str, Handling] = {
         _bottleneck_rate,
     ),
     "topology.bottleneck.delay": Handling("the delay line holds each packet for its path's one-way delay"),
-    "topology.bottleneck.buffer": Handling("limit of the tbf's child queue: pfifo (packets) or bfifo (bytes)"),
-    "topology.bottleneck.queue": Handling("droptail: pfifo/bfifo; headdrop: pfifo_head_drop", _queue),
+    "topology.bottleneck.buffer": Handling(
+        "limit of the tbf's child queue: pfifo (packets) or bfifo (bytes), or the AQM's limit"
+    ),
+    "topology.bottleneck.queue": Handling(
+        "the tbf's child qdisc: droptail: pfifo/bfifo; headdrop: pfifo_head_drop; codel, fq_codel, red, pie: "
+        "the qdisc of that name with the discipline's parameters, where the kernel has it",
+        _queue,
+    ),
     "topology.bottleneck.loss": Handling("refused unless 0", _no_loss),
     "topology.bottleneck.mtu": Handling("mtu (and gso_max_size, gro_max_size) of every veth and of the TUN devices", _mtu),
     "topology.bottleneck.framing": Handling(
         "the delay line's transmitter times IP packets",
         _exactly(0, "link-layer framing is not emulated: the transmitter times IP packets"),
     ),
-    "topology.bottleneck.ecn_threshold": Handling("refused", _absent("CE marking needs red/fq_codel, which this kernel lacks")),
+    "topology.bottleneck.ecn_threshold": Handling(
+        "refused",
+        _absent("CE marking by a threshold on a FIFO is not emulated (the AQMs mark by their own ecn and ce_threshold_ms)"),
+    ),
     "topology.bottleneck.reverse": Handling("refused", _absent("per-direction overrides are not emulated")),
+    "topology.bottleneck.policer": Handling("refused", _policer),
+    "topology.bottleneck.shaper": Handling(
+        "the data device's tbf runs at the shaper's rate and burst with the link rate as its peak rate "
+        "(a one-packet peak bucket), its child the link's queue; moot at or above the link rate: the link's tbf alone"
+    ),
+    "topology.bottleneck.trace": Handling("refused", _NO_TRACE),
+    "topology.bottleneck.jitter": Handling("refused", _NO_JITTER),
+    "topology.bottleneck.aggregation": Handling("refused", _NO_AGGREGATION),
     "topology.access.rate": Handling("not shaped (veths at memory speed): only rates that would not matter", _access_rate),
     "topology.access.delay": Handling("added to each pair's one-way delay in the delay line"),
     "topology.access.buffer": Handling("no queue of its own: only buffers that would not fill", _access_buffer),
-    "topology.access.queue": Handling("no effect: under the rate and buffer rules the access queue does not fill"),
+    "topology.access.queue": Handling(
+        "no effect: under the rate and buffer rules the access queue does not fill (FIFOs only)", _access_queue
+    ),
     "topology.access.loss": Handling("refused unless 0", _no_loss),
     "topology.access.mtu": Handling("the veths' MTU, equal to the bottleneck's", _same_mtu),
     "topology.access.framing": Handling("no effect: the access links are not shaped"),
-    "topology.access.ecn_threshold": Handling("refused", _absent("CE marking needs red/fq_codel, which this kernel lacks")),
+    "topology.access.ecn_threshold": Handling(
+        "refused", _absent("CE marking needs a queue, and the access links are veths without one")
+    ),
     "topology.access.reverse": Handling("refused", _absent("per-direction overrides are not emulated")),
+    "topology.access.policer": Handling(
+        "refused", _absent("access links are veths at memory speed without a queue, with no token bucket")
+    ),
+    "topology.access.shaper": Handling(
+        "refused", _absent("access links are veths at memory speed without a queue, with no token bucket")
+    ),
+    "topology.access.trace": Handling("refused", _NO_TRACE),
+    "topology.access.jitter": Handling("refused", _NO_JITTER),
+    "topology.access.aggregation": Handling("refused", _NO_AGGREGATION),
     "flows.*.cc": Handling(
         "TCP_CONGESTION on the sender's socket (newreno is the kernel's reno); parameters: the host's own, "
         "compared and never written (tcp_cubic's module parameters are global to the machine; other "
@@ -480,7 +597,13 @@ KERNEL_SETTINGS: dict[str, Handling] = {
 scenario's `tcp` table and each flow's own (the flow's values are what is checked)."""
 
 # Tables whose value is one setting (checked as a whole, not key by key).
-_WHOLE = {"topology.wifi", "topology.bottleneck.reverse", "topology.access.reverse", "flows.*.cc", "flows.*.app"}
+_WHOLE = {
+    "topology.wifi",
+    *(f"topology.{link}.{key}" for link in ("bottleneck", "access") for key in ("queue", "reverse", "policer", "shaper")),
+    "flows.*.cc",
+    "flows.*.app",
+    *(f"topology.{link}.{key}" for link in ("bottleneck", "access") for key in ("loss", "jitter", "aggregation")),
+}
 
 
 def _leaves(value: Any, path: str) -> Iterator[tuple[str, Any]]:

@@ -137,3 +137,15 @@ class Campaign:
         """Means and 95 % confidence half-widths over seeds per combination of axis values."""
         group = list(self.spec.axes) + list(self.spec.labels)
         return aggregate(self.index(), group)
+
+    def save_figure(self) -> Path:
+        """Draws each combination's goodput against its p95 RTT (`plots.campaign`) into
+        `delay-throughput.png` in the campaign directory, and returns its path."""
+        from ..plots.campaign import delay_throughput_figure
+
+        path = self.directory / "delay-throughput.png"
+        partial = path.with_name(path.name + ".partial")  # a killed sweep leaves no half-drawn figure
+        figure = delay_throughput_figure(self.spec.name, self.index(), self.table(), list(self.spec.axes))
+        figure.savefig(partial, format="png")
+        partial.replace(path)
+        return path

@@ -12,7 +12,8 @@
 //!   after the dequeue is at most one MTU (the link's MTU stands for Linux's `psched_mtu`,
 //!   which adds the 14-byte Ethernet header that tcplab's packet sizes do not count).
 //!   `ce_threshold_ms` CE-marks ECT packets whose sojourn exceeds it, whatever `ecn` says.
-//! * The link's `ecn_threshold` is refused: CoDel marks by its own parameters.
+//! * The link's `ecn_threshold` is refused (`Discipline::TAKES_ECN_THRESHOLD`): CoDel marks by
+//!   its own parameters.
 //!
 //! Not modelled: see `codel_core` (statistics, DSCP-selected CE marking, the per-dequeue drop
 //! cap of recent kernels). CoDel time wraps after 2³² × 1024 ns ≈ 73 min as in Linux; packets
@@ -61,16 +62,6 @@ impl Default for CodelConfig {
     }
 }
 
-/// Refuses the link's `ecn_threshold` for a discipline that marks by its own parameters.
-pub(super) fn refuse_link_marking(ctx: &QueueContext, name: &str) -> Result<(), String> {
-    match ctx.marking {
-        None => Ok(()),
-        Some(_) => Err(format!(
-            "ecn_threshold: not allowed with queue \"{name}\", which marks by its own ecn and ce_threshold_ms parameters"
-        )),
-    }
-}
-
 impl Discipline for CodelConfig {
     const NAME: &'static str = "codel";
     const SUMMARY: &'static str = "CoDel: drops (or marks) at dequeue when packets wait longer than target (Linux codel, RFC 8289)";
@@ -81,11 +72,10 @@ impl Discipline for CodelConfig {
         ParamDoc { name: "ce_threshold_ms", unit: "ms", doc: "CE-mark ECT packets whose sojourn exceeds this (0 = off)" },
     ];
 
-    fn validate(&self, ctx: &QueueContext) -> Result<(), String> {
+    fn validate(&self, _ctx: &QueueContext) -> Result<(), String> {
         check_ms("target_ms", self.target_ms, false)?;
         check_ms("interval_ms", self.interval_ms, false)?;
-        check_ms("ce_threshold_ms", self.ce_threshold_ms, true)?;
-        refuse_link_marking(ctx, Self::NAME)
+        check_ms("ce_threshold_ms", self.ce_threshold_ms, true)
     }
 
     fn build(&self, ctx: QueueContext) -> Box<dyn Queue> {
@@ -138,7 +128,7 @@ impl Queue for CodelQueue {
 mod tests {
     use super::super::fifo::tests::{pkt, seq};
     use super::*;
-    use crate::queue::{CeThreshold, QueueLimit};
+    use crate::queue::QueueLimit;
     use tcplab_core::{Ecn, SimDuration};
 
     fn queue(cfg: CodelConfig, limit: QueueLimit) -> CodelQueue {
@@ -395,11 +385,6 @@ mod tests {
         assert_eq!(
             bad(CodelConfig { ce_threshold_ms: -2.0, ..Default::default() }),
             "ce_threshold_ms: -2 is out of range; allowed: 0 (off) or 0.001 to 2000000 ms"
-        );
-        let marking = QueueContext::for_tests(QueueLimit::Packets(100), Some(CeThreshold::Backlog(5)));
-        assert_eq!(
-            CodelConfig::default().validate(&marking).unwrap_err(),
-            "ecn_threshold: not allowed with queue \"codel\", which marks by its own ecn and ce_threshold_ms parameters"
         );
     }
 

@@ -14,6 +14,7 @@ impl Discipline for DroptailConfig {
     const NAME: &'static str = "droptail";
     const SUMMARY: &'static str = "FIFO, drops arriving packets when full (Linux pfifo/bfifo)";
     const PARAMS: &'static [ParamDoc] = &[];
+    const TAKES_ECN_THRESHOLD: bool = true;
 
     fn build(&self, ctx: QueueContext) -> Box<dyn Queue> {
         FifoQueue::boxed(ctx.limit, ctx.marking, refuse_when_full)

@@ -151,10 +151,7 @@ impl Discipline for DualPi2Config {
         ParamDoc { name: "drop_early", unit: "", doc: "decide at enqueue instead of dequeue" },
     ];
 
-    fn validate(&self, ctx: &QueueContext) -> Result<(), String> {
-        if ctx.marking.is_some() {
-            return Err("ecn_threshold: not taken by dualpi2, which marks by its own PI and step AQMs; remove it".into());
-        }
+    fn validate(&self, _ctx: &QueueContext) -> Result<(), String> {
         let time = |name: &str, v: f64, min_us: f64| {
             if v * 1000.0 >= min_us && v <= MAX_MS {
                 Ok(())
@@ -518,7 +515,6 @@ impl Queue for DualPi2Queue {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::queue::CeThreshold;
     use tcplab_core::DataHeader;
 
     fn ms(v: u64) -> SimTime {
@@ -821,7 +817,5 @@ mod tests {
         );
         assert_eq!(check(DualPi2Config { step_thresh_packets: 5, ..d() }), Ok(()));
         assert!(check(DualPi2Config { step_thresh_packets: 5, step_thresh_ms: 2.0, ..d() }).unwrap_err().starts_with("step_thresh_packets: "));
-        let marked = QueueContext::for_tests(QueueLimit::Packets(100), Some(CeThreshold::Backlog(5)));
-        assert!(d().validate(&marked).unwrap_err().starts_with("ecn_threshold: not taken by dualpi2"));
     }
 }

@@ -59,7 +59,6 @@
 //!   `now`, CeThreshold only with UseEcn, sojourn rounding);
 //! * `EnableSetAssociativeHash` and `UseL4s` have no Linux `fq_codel` counterpart.
 
-use super::codel::refuse_link_marking;
 use super::codel_core::{check_ms, CodelParams, CodelSource, CodelVars};
 use super::{Discipline, DropReason, DropSink, ParamDoc, Queue, QueueContext, QueueLimit};
 use schemars::JsonSchema;
@@ -121,7 +120,7 @@ impl Discipline for FqCodelConfig {
         ParamDoc { name: "memory_limit", unit: "bytes", doc: "bytes the queued packets may occupy (wire sizes, simplified from Linux's truesize)" },
     ];
 
-    fn validate(&self, ctx: &QueueContext) -> Result<(), String> {
+    fn validate(&self, _ctx: &QueueContext) -> Result<(), String> {
         let range = |name: &str, v: u64, lo: u64, hi: u64, unit: &str| {
             if (lo..=hi).contains(&v) {
                 Ok(())
@@ -135,8 +134,7 @@ impl Discipline for FqCodelConfig {
         check_ms("interval_ms", self.interval_ms, false)?;
         check_ms("ce_threshold_ms", self.ce_threshold_ms, true)?;
         range("drop_batch", self.drop_batch as u64, 1, u32::MAX as u64, " packets")?;
-        range("memory_limit", self.memory_limit, 1, 1 << 31, " bytes")?;
-        refuse_link_marking(ctx, Self::NAME)
+        range("memory_limit", self.memory_limit, 1, 1 << 31, " bytes")
     }
 
     fn build(&self, mut ctx: QueueContext) -> Box<dyn Queue> {
@@ -349,7 +347,6 @@ impl Queue for FqCodelQueue {
 mod tests {
     use super::super::fifo::tests::{pkt, seq};
     use super::*;
-    use crate::queue::CeThreshold;
     use tcplab_core::{Ecn, SimDuration, SimRng};
 
     /// A queue with `seed` (1 unless said) and a packet limit.
@@ -652,10 +649,5 @@ mod tests {
             "memory_limit: 4294967296 is out of range; allowed: 1 to 2147483648 bytes"
         );
         assert_eq!(bad(FqCodelConfig { target_ms: -1.0, ..d() }), "target_ms: -1 is out of range; allowed: 0.001 to 2000000 ms");
-        let marking = QueueContext::for_tests(QueueLimit::Packets(100), Some(CeThreshold::Sojourn(SimDuration::from_millis(1))));
-        assert_eq!(
-            d().validate(&marking).unwrap_err(),
-            "ecn_threshold: not allowed with queue \"fq_codel\", which marks by its own ecn and ce_threshold_ms parameters"
-        );
     }
 }

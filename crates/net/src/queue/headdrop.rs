@@ -17,6 +17,7 @@ impl Discipline for HeaddropConfig {
     const NAME: &'static str = "headdrop";
     const SUMMARY: &'static str = "FIFO, drops the oldest packet when full (Linux pfifo_head_drop)";
     const PARAMS: &'static [ParamDoc] = &[];
+    const TAKES_ECN_THRESHOLD: bool = true;
 
     fn build(&self, ctx: QueueContext) -> Box<dyn Queue> {
         FifoQueue::boxed(ctx.limit, ctx.marking, evict_oldest_until_it_fits)

@@ -146,8 +146,16 @@ pub trait Queue: Send + std::fmt::Debug {
     /// marked is reported to `sink`. A queued packet's `enqueued_at` is set to `now` (the
     /// link records each packet's sojourn from it).
     fn enqueue(&mut self, pkt: Packet, now: SimTime, sink: &mut DropSink);
-    /// The next packet to send, if any; packets discarded on the way go to `sink`.
+    /// The next packet to send, if any; packets discarded on the way go to `sink`. A
+    /// pacing discipline may return None while it holds packets none of which may leave
+    /// before [`Queue::next_ready_at`].
     fn dequeue(&mut self, now: SimTime, sink: &mut DropSink) -> Option<Packet>;
+    /// After `dequeue` returned None with packets queued: when one may leave (the link
+    /// tries `dequeue` again then, or earlier if a packet arrives). Disciplines whose
+    /// `dequeue` returns a packet whenever they hold one keep the default, None.
+    fn next_ready_at(&self) -> Option<SimTime> {
+        None
+    }
     fn len_packets(&self) -> u32;
     fn len_bytes(&self) -> u64;
     fn is_empty(&self) -> bool {
@@ -169,6 +177,9 @@ pub trait Discipline: Default + Serialize + serde::de::DeserializeOwned {
     const SUMMARY: &'static str;
     /// Every field, in declaration order.
     const PARAMS: &'static [ParamDoc];
+    /// Whether it CE-marks by the link's `ecn_threshold` (FIFOs); an AQM marks by its own
+    /// parameters, and validation refuses the link's threshold with it.
+    const TAKES_ECN_THRESHOLD: bool = false;
 
     /// Range checks against the link's buffer and `ecn_threshold` (`ctx.rng` is a placeholder
     /// here); the error names the parameter and what is allowed.
@@ -206,6 +217,13 @@ macro_rules! disciplines {
                 }
             }
 
+            /// Whether it CE-marks by the link's `ecn_threshold` (`Discipline::TAKES_ECN_THRESHOLD`).
+            pub fn takes_ecn_threshold(&self) -> bool {
+                match self {
+                    $(QueueConfig::$variant(_) => <$config as Discipline>::TAKES_ECN_THRESHOLD,)*
+                }
+            }
+
             /// An empty queue of this discipline.
             pub fn build(&self, ctx: QueueContext) -> Box<dyn Queue> {
                 match self {
@@ -229,6 +247,8 @@ disciplines! {
     Pie(pie::PieConfig) = "pie",
     /// Random Early Detection with Adaptive RED and ECN (Linux sch_red).
     Red(red::RedConfig) = "red",
+    /// Fair queueing with per-flow pacing (Linux sch_fq).
+    Fq(fq::FqConfig) = "fq",
     /// DualPI2, the coupled L4S dual queue (Linux sch_dualpi2, RFC 9332).
     DualPi2(dualpi2::DualPi2Config) = "dualpi2",
 }

@@ -140,17 +140,14 @@ impl Discipline for PieConfig {
         ParamDoc { name: "dq_rate_estimator", unit: "", doc: "delay = backlog / measured departure rate instead of timestamps" },
     ];
 
-    fn validate(&self, ctx: &QueueContext) -> Result<(), String> {
-        if ctx.marking.is_some() {
-            return Err("ecn_threshold: not taken by pie, which marks by its own `ecn` parameter; remove it".into());
-        }
+    fn validate(&self, _ctx: &QueueContext) -> Result<(), String> {
         let time = |name: &str, v: f64, zero_ok: bool| {
             let low_ok = if zero_ok { v >= 0.0 } else { v > 0.0 };
             if low_ok && v <= MAX_MS {
                 Ok(())
             } else {
                 let low = if zero_ok { "≥ 0" } else { "> 0" };
-                Err(format!("{name}: {v} is out of range; allowed: {low} and ≤ {MAX_MS} ms (Linux takes u32 µs)"))
+                Err(format!("{name}: {v} is out of range; allowed: {low} and ≤ {MAX_MS} ms (Linux takes 32-bit microseconds)"))
             }
         };
         time("target_ms", self.target_ms, false)?;
@@ -475,7 +472,7 @@ mod tests {
     //! β = 20·4611686018 >> 4 = 5764607522 (probability per tick of delay).
     use super::super::fifo::tests::pkt;
     use super::*;
-    use crate::queue::{CeThreshold, QueueLimit};
+    use crate::queue::QueueLimit;
 
     const M: u64 = MAX_PROB;
     const A: u64 = 576_460_752;
@@ -832,7 +829,7 @@ mod tests {
         let d = PieConfig::default;
         assert_eq!(check(d()), Ok(()));
         assert_eq!(check(PieConfig { max_burst_ms: 0.0, alpha: 0.0, beta: 2.0, ..d() }), Ok(()));
-        let range = "allowed: > 0 and ≤ 4294967.295 ms (Linux takes u32 µs)";
+        let range = "allowed: > 0 and ≤ 4294967.295 ms (Linux takes 32-bit microseconds)";
         assert_eq!(check(PieConfig { target_ms: -1.0, ..d() }), Err(format!("target_ms: -1 is out of range; {range}")));
         assert_eq!(check(PieConfig { target_ms: 0.0, ..d() }), Err(format!("target_ms: 0 is out of range; {range}")));
         assert_eq!(check(PieConfig { tupdate_ms: 0.0, ..d() }), Err(format!("tupdate_ms: 0 is out of range; {range}")));
@@ -844,10 +841,8 @@ mod tests {
         assert_eq!(check(PieConfig { beta: 2.0625, ..d() }), Err(format!("beta: 2.0625 is out of range; {steps}")));
         assert_eq!(
             check(PieConfig { max_burst_ms: -1.0, ..d() }),
-            Err("max_burst_ms: -1 is out of range; allowed: ≥ 0 and ≤ 4294967.295 ms (Linux takes u32 µs)".into())
+            Err("max_burst_ms: -1 is out of range; allowed: ≥ 0 and ≤ 4294967.295 ms (Linux takes 32-bit microseconds)".into())
         );
-        let marked = QueueContext::for_tests(QueueLimit::Packets(100), Some(CeThreshold::Backlog(5)));
-        assert_eq!(d().validate(&marked), Err("ecn_threshold: not taken by pie, which marks by its own `ecn` parameter; remove it".into()));
     }
 
     #[test]

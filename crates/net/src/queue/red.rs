@@ -152,9 +152,6 @@ impl Discipline for RedConfig {
     ];
 
     fn validate(&self, ctx: &QueueContext) -> Result<(), String> {
-        if ctx.marking.is_some() {
-            return Err("ecn_threshold: not used by red, which marks by its own `ecn` parameter; remove it".into());
-        }
         self.derive(ctx.limit).map(|_| ())
     }
 
@@ -492,7 +489,7 @@ impl Queue for RedQueue {
 mod tests {
     use super::super::fifo::tests::{pkt, with_ecn};
     use super::*;
-    use crate::queue::{CeThreshold, QueueConfig};
+    use crate::queue::QueueConfig;
     use serde_json::json;
 
     fn queue(limit: QueueLimit, cfg: RedConfig) -> RedQueue {
@@ -820,8 +817,6 @@ mod tests {
             check(QueueLimit::Bytes(100_000), RedConfig { min_th: 500, max_th: 1500, burst: 2, ..RedConfig::default() }),
             "burst: 2 fits no EWMA weight 2^-1…2^-31 with min_th 500 bytes and avpkt 1000 (tc_red_eval_ewma); allowed: 0 (derived), or min_th above avpkt (1000 bytes)"
         );
-        let marked = QueueContext::for_tests(p100, Some(CeThreshold::Backlog(5)));
-        assert!(RedConfig::default().validate(&marked).unwrap_err().starts_with("ecn_threshold: not used by red"));
         // Valid corner cases: min = max, probability 1.
         let ok = |limit, cfg: RedConfig| cfg.validate(&QueueContext::for_tests(limit, None));
         assert_eq!(ok(p100, RedConfig { min_th: 20, max_th: 20, probability: 1.0, ..RedConfig::default() }), Ok(()));
