@@ -14,6 +14,7 @@ use crate::htcp::HtcpConfig;
 use crate::hybla::HyblaConfig;
 use crate::illinois::IllinoisConfig;
 use crate::ledbat::LedbatConfig;
+use crate::prague::PragueConfig;
 use crate::reno::RenoConfig;
 use crate::scalable::ScalableConfig;
 use crate::siad::{SiadConfig, SiadVariant};
@@ -96,6 +97,8 @@ algorithms! {
     Siad(SiadConfig) = "siad",
     /// DCTCP (RFC 8257, Linux tcp_dctcp.c); negotiates ECN with accurate CE feedback.
     Dctcp(DctcpConfig) = "dctcp",
+    /// TCP Prague (L4STeam tcp_prague.c, RFC 9331); sends ECT(1) with accurate CE feedback.
+    Prague(PragueConfig) = "prague",
 }
 
 impl CcConfig {

@@ -21,6 +21,7 @@ pub mod hybla;
 pub mod illinois;
 pub mod ledbat;
 pub mod ns3;
+pub mod prague;
 pub mod rate_sample;
 pub mod reno;
 pub mod scalable;
@@ -311,5 +312,18 @@ pub trait CongestionControl: Send + fmt::Debug {
     /// ECE for exactly the CE-marked packets (RFC 3168).
     fn needs_accurate_ecn(&self) -> bool {
         false
+    }
+
+    /// True for L4S algorithms (RFC 9331) that mark their data ECT(1) (the L4STeam kernel's
+    /// `TCP_CONG_NEEDS_ACCECN` with `TCP_ECN_ECT_1`: TCP Prague); only with
+    /// `needs_accurate_ecn`.
+    fn sends_ect1(&self) -> bool {
+        false
+    }
+
+    /// Segments per GSO burst when the algorithm sizes bursts itself (the L4STeam kernel's
+    /// `tso_segs` hook, which replaces `tcp_tso_autosize`); None for Linux's autosizing.
+    fn tso_segs(&self, _cx: &CcCx) -> Option<u32> {
+        None
     }
 }

@@ -14,13 +14,22 @@ pub const HEADER_BYTES: u32 = 52;
 /// SACK blocks an ACK can carry alongside the timestamps option (RFC 2018, Linux).
 pub const MAX_SACK_BLOCKS: usize = 3;
 
-/// ECN codepoint of the IP header (RFC 3168).
+/// ECN codepoint of the IP header (RFC 3168; ECT(1) identifies L4S traffic, RFC 9331).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Ecn {
     #[default]
     NotEct,
     Ect0,
+    /// ECT(1): the L4S identifier (RFC 9331 §4.1), sent by scalable senders (TCP Prague).
+    Ect1,
     Ce,
+}
+
+impl Ecn {
+    /// ECT(0) or ECT(1): a packet an AQM may CE-mark (Linux `INET_ECN_set_ce` marks both).
+    pub fn is_ect(self) -> bool {
+        matches!(self, Ecn::Ect0 | Ecn::Ect1)
+    }
 }
 
 /// A SACK block: segments `start..end` (end exclusive) received.

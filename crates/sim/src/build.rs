@@ -303,9 +303,10 @@ fn build_flow<E: From<ScenarioError>>(b: &Builder<E>, f: &FlowSpec, index: usize
         StackSpec::Linux => (Some(f.cc.build(rng)), None),
         StackSpec::Ns3 => (None, Some(tcplab_cc::ns3::build(&f.cc, rng))),
     };
-    // Linux TCP_CONG_NEEDS_ECN: the algorithm negotiates ECN itself, whatever `tcp.ecn` says.
-    if cc.as_ref().is_some_and(|cc| cc.needs_accurate_ecn()) {
-        cfg.ecn = EcnMode::Accurate;
+    // Linux TCP_CONG_NEEDS_ECN: the algorithm negotiates ECN itself, whatever `tcp.ecn` says;
+    // an L4S one (TCP_CONG_NEEDS_ACCECN, Prague) sends ECT(1).
+    if let Some(cc) = cc.as_ref().filter(|cc| cc.needs_accurate_ecn()) {
+        cfg.ecn = if cc.sends_ect1() { EcnMode::L4s } else { EcnMode::Accurate };
     }
     let receiver = TcpReceiver::new(&cfg);
     let app = f.app.as_ref().map(|a| RateApp {

@@ -18,7 +18,7 @@ fn every_algorithm_fills_the_link_and_queues_as_designed() {
         assert!(names.contains(&name), "all-algorithms.toml lacks {name}");
     }
     // Base RTT 20 ms plus serialization; the full 167-packet buffer adds 40 ms.
-    let low_delay = ["bbr", "bbr3", "vegas", "dctcp"];
+    let low_delay = ["bbr", "bbr3", "vegas", "dctcp", "prague"];
     for f in &out.summary.flows {
         let rtt = f.rtt_mean_ms.expect("RTT samples");
         assert!(f.goodput_mbps > 0.95 * CEILING_MBPS, "{}: goodput {:.2} Mbps", f.cc, f.goodput_mbps);

@@ -53,12 +53,23 @@ pub enum EcnMode {
     /// ECT(0), and the receiver sets ECE on exactly the ACKs that cover CE-marked segments
     /// (an immediate ACK at every change of CE state). The sender reacts as in `Classic`.
     Accurate,
+    /// L4S (RFC 9331), what the L4STeam kernel does for TCP Prague (`TCP_CONG_NEEDS_ACCECN`,
+    /// `TCP_ECN_ECT_1`): every data segment ECT(1), with `Accurate`'s feedback. Real AccECN
+    /// (RFC 9768) counts CE-marked packets in the ACE field so that a lost or coalesced ACK
+    /// loses no mark; the per-ACK ECE here conveys the same count as long as every ACK
+    /// arrives, which is the simplification.
+    L4s,
 }
 
 impl EcnMode {
-    /// ECN was negotiated (either flavour).
+    /// ECN was negotiated (any flavour).
     pub fn enabled(self) -> bool {
         self != EcnMode::Off
+    }
+
+    /// The receiver echoes exactly the CE-marked segments (DCTCP-style feedback).
+    pub fn accurate_feedback(self) -> bool {
+        matches!(self, EcnMode::Accurate | EcnMode::L4s)
     }
 }
 

@@ -232,7 +232,7 @@ impl TcpReceiver {
             immediate = true;
             self.insert_ooo(hdr.seq, hdr.payload);
         }
-        if self.ecn == EcnMode::Accurate && !below_window && ecn != Ecn::NotEct {
+        if self.ecn.accurate_feedback() && !below_window && ecn != Ecn::NotEct {
             immediate |= self.update_ce_state(ecn == Ecn::Ce, &mut acks);
         }
         if self.quick > 0 {

@@ -46,7 +46,7 @@ use tcplab_core::{AckHeader, DataHeader, Ecn, Rate, SackBlock, SimDuration, SimT
 pub struct Transmit {
     pub header: DataHeader,
     /// ECT(0) on new data when ECN is on; retransmissions are Not-ECT (RFC 3168 §6.1.5)
-    /// except in accurate mode (Linux keeps ECT for DCTCP).
+    /// except in accurate mode (Linux keeps ECT for DCTCP); ECT(1) on all data in L4S mode.
     pub ecn: Ecn,
     pub is_retransmit: bool,
 }
@@ -664,11 +664,15 @@ impl TcpSender {
         }
     }
 
-    /// Linux `tcp_tso_segs`: `tcp_tso_autosize` with the algorithm's `min_tso_segs`, recomputed
-    /// only when its inputs change; 1 without GSO.
+    /// Linux `tcp_tso_segs`: the algorithm's own `tso_segs` if it has one, else
+    /// `tcp_tso_autosize` with the algorithm's `min_tso_segs`, recomputed only when its inputs
+    /// change; 1 without GSO.
     fn tso_segs(&mut self) -> u32 {
         if !self.cfg.gso {
             return 1;
+        }
+        if let Some(segs) = self.cc.tso_segs(&self.cx) {
+            return segs;
         }
         let key = (self.cx.pacing_rate, self.min_rtt.get(), self.cc.min_tso_segs(&self.cx));
         if self.tso_segs.1 != Some(key) {
@@ -1433,13 +1437,14 @@ impl TcpSender {
         if let Some(rack) = self.rack.as_mut() {
             rack.on_sent(seq, self.sb.get(seq));
         }
-        // Linux tcp_ecn_send: ECT on new data; retransmissions only for NEEDS_ECN algorithms.
-        let ect = match self.cfg.ecn {
-            EcnMode::Off => false,
-            EcnMode::Classic => !is_retransmit,
-            EcnMode::Accurate => true,
+        // Linux tcp_ecn_send: ECT on new data; retransmissions only for NEEDS_ECN algorithms;
+        // ECT(1) for L4S ones (INET_ECN_xmit with TCP_ECN_ECT_1).
+        let ecn = match self.cfg.ecn {
+            EcnMode::Classic if !is_retransmit => Ecn::Ect0,
+            EcnMode::Off | EcnMode::Classic => Ecn::NotEct,
+            EcnMode::Accurate => Ecn::Ect0,
+            EcnMode::L4s => Ecn::Ect1,
         };
-        let ecn = if ect { Ecn::Ect0 } else { Ecn::NotEct };
         if matches!(self.cx.ca_state, CaState::Cwr | CaState::Recovery) {
             self.prr.on_sent();
         }

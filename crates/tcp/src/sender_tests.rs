@@ -318,8 +318,23 @@ fn accurate_ecn_counts_exactly_the_marked_packets_despite_delayed_acks() {
 }
 
 #[test]
-fn retransmissions_are_ect_only_in_accurate_mode() {
-    for (ecn, expected) in [(EcnMode::Classic, Ecn::NotEct), (EcnMode::Accurate, Ecn::Ect0), (EcnMode::Off, Ecn::NotEct)] {
+fn l4s_mode_marks_ect1_and_gets_the_same_feedback_as_accurate_mode() {
+    // CE marks on ECT(1) segments are echoed exactly as on ECT(0) ones: the same ACKs, the
+    // same ECE flags, the same reductions.
+    let marks = [16, 30, 31, 32, 33, 34, 101, 150, 151, 300];
+    let (accurate, _) = marked_transfer(EcnMode::Accurate, &marks);
+    let (l4s, _) = marked_transfer(EcnMode::L4s, &marks);
+    assert!(l4s.sent.iter().all(|s| s.tx.ecn == Ecn::Ect1));
+    assert_eq!(l4s.tx.cc_view().delivered_ce, marks.len() as u64);
+    let feedback = |w: &Wire| w.acks.iter().map(|(_, a)| (a.ack, a.ece)).collect::<Vec<_>>();
+    assert_eq!(feedback(&l4s), feedback(&accurate));
+}
+
+#[test]
+fn retransmissions_are_ect_only_in_accurate_and_l4s_modes() {
+    for (ecn, expected) in
+        [(EcnMode::Classic, Ecn::NotEct), (EcnMode::Accurate, Ecn::Ect0), (EcnMode::L4s, Ecn::Ect1), (EcnMode::Off, Ecn::NotEct)]
+    {
         let (cc, _) = Probe::reno();
         let mut w = Wire::new(TcpConfig { ecn, ..ack_every_segment() }, cc, Some(100 * MSS), SimDuration::from_millis(50));
         w.drop_copy(30, 1);
@@ -327,7 +342,11 @@ fn retransmissions_are_ect_only_in_accurate_mode() {
         let rexmits = w.retransmissions();
         assert_eq!(rexmits.len(), 1);
         assert_eq!(rexmits[0].tx.ecn, expected, "{ecn:?}");
-        let new_data = if ecn.enabled() { Ecn::Ect0 } else { Ecn::NotEct };
+        let new_data = match ecn {
+            EcnMode::Off => Ecn::NotEct,
+            EcnMode::L4s => Ecn::Ect1,
+            EcnMode::Classic | EcnMode::Accurate => Ecn::Ect0,
+        };
         assert!(w.sent.iter().filter(|s| !s.tx.is_retransmit).all(|s| s.tx.ecn == new_data));
     }
 }

@@ -168,6 +168,12 @@ impl CongestionControl for Spy {
     fn min_tso_segs(&self, cx: &CcCx) -> u32 {
         self.inner.min_tso_segs(cx)
     }
+    fn sends_ect1(&self) -> bool {
+        self.inner.sends_ect1()
+    }
+    fn tso_segs(&self, cx: &CcCx) -> Option<u32> {
+        self.inner.tso_segs(cx)
+    }
 }
 
 /// One transmission seen on the wire.
@@ -294,7 +300,7 @@ impl Wire {
                 continue;
             }
             let mut ecn = tx.ecn;
-            if ecn == Ecn::Ect0 && copy == 1 && self.ce_marks.contains(&tx.header.seq) {
+            if ecn.is_ect() && copy == 1 && self.ce_marks.contains(&tx.header.seq) {
                 ecn = Ecn::Ce;
             }
             let departure = match self.bottleneck {

@@ -141,7 +141,7 @@ impl Discipline for FqConfig {
         ParamDoc { name: "ce_threshold_ms", unit: "ms", doc: "CE-mark ECT packets that leave more than this after they were due (0 = off)" },
     ];
 
-    fn validate(&self, ctx: &QueueContext) -> Result<(), String> {
+    fn validate(&self, _ctx: &QueueContext) -> Result<(), String> {
         if !(1..=QUANTUM_MAX).contains(&self.quantum) {
             return Err(format!("quantum: {} is out of range; allowed: 1 to {QUANTUM_MAX} bytes", self.quantum));
         }
@@ -160,11 +160,7 @@ impl Discipline for FqConfig {
             ));
         }
         check_us("refill_delay_ms", self.refill_delay_ms, "refill at once")?;
-        check_us("ce_threshold_ms", self.ce_threshold_ms, "off")?;
-        match ctx.marking {
-            None => Ok(()),
-            Some(_) => Err("ecn_threshold: not allowed with queue \"fq\", which marks by its own ce_threshold_ms parameter".into()),
-        }
+        check_us("ce_threshold_ms", self.ce_threshold_ms, "off")
     }
 
     fn build(&self, ctx: QueueContext) -> Box<dyn Queue> {
@@ -395,7 +391,6 @@ impl Queue for FqQueue {
 mod tests {
     use super::super::fifo::tests::{pkt, seq};
     use super::*;
-    use crate::queue::CeThreshold;
     use tcplab_core::{Ecn, SimRng};
 
     fn queue(cfg: FqConfig, limit: QueueLimit) -> FqQueue {
@@ -657,11 +652,6 @@ mod tests {
         assert_eq!(
             bad(FqConfig { refill_delay_ms: f64::NAN, ..d() }),
             "refill_delay_ms: NaN is out of range; allowed: 0 (refill at once) or 0.001 to 4294967.295 ms"
-        );
-        let marking = QueueContext::for_tests(QueueLimit::Packets(100), Some(CeThreshold::Backlog(10)));
-        assert_eq!(
-            d().validate(&marking).unwrap_err(),
-            "ecn_threshold: not allowed with queue \"fq\", which marks by its own ce_threshold_ms parameter"
         );
     }
 }

@@ -10,6 +10,7 @@
 mod codel_core;
 mod fifo;
 
+use crate::sojourn::SojournStats;
 use fifo::{Fifo, FifoQueue};
 
 use serde::{Serialize, Serializer};
@@ -95,9 +96,10 @@ impl DropSink {
         self.dropped_data.get_or_insert_with(Vec::new);
     }
 
-    /// CE-marks `pkt` if it is ECT(0) and counts the mark.
+    /// CE-marks `pkt` if it is ECT(0) or ECT(1) and counts the mark (an arrival already CE
+    /// is left alone and not counted again).
     pub fn ce_mark(&mut self, pkt: &mut Packet) {
-        if pkt.ecn == Ecn::Ect0 {
+        if pkt.ecn.is_ect() {
             pkt.ecn = Ecn::Ce;
             self.ce_marks += 1;
         }
@@ -158,6 +160,12 @@ pub trait Queue: Send + std::fmt::Debug {
     fn len_bytes(&self) -> u64;
     fn is_empty(&self) -> bool {
         self.len_packets() == 0
+    }
+    /// How long the packets sent from a low-latency (L4S) queue waited, for dual-queue
+    /// disciplines (DualPI2's L queue); None for the others. The link's own sojourn
+    /// statistics cover every packet of the direction.
+    fn l4s_sojourn(&self) -> Option<&SojournStats> {
+        None
     }
 }
 
@@ -241,6 +249,8 @@ disciplines! {
     Red(red::RedConfig) = "red",
     /// Fair queueing with per-flow pacing (Linux sch_fq).
     Fq(fq::FqConfig) = "fq",
+    /// DualPI2, the coupled L4S dual queue (Linux sch_dualpi2, RFC 9332).
+    DualPi2(dualpi2::DualPi2Config) = "dualpi2",
 }
 
 /// The `queue` setting: a name or a table. A parameter's message is serde's, for the caller

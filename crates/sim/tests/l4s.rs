@@ -1,0 +1,67 @@
+//! L4S end to end: TCP Prague (ECT(1), accurate ECN) over a DualPI2 bottleneck (RFC 9332),
+//! alone and sharing it with CUBIC (Not-ECT, the classic queue).
+
+mod common;
+use common::*;
+use tcplab_net::SojournStats;
+use tcplab_sim::RunOutput;
+
+const BOTTLENECK: &str = "left->right";
+
+/// A 50 Mbit/s dumbbell with a 20 ms base RTT and DualPI2 (Linux defaults) on the bottleneck,
+/// one flow per algorithm, for 20 s.
+fn dualpi2_dumbbell(ccs: &[&str]) -> RunOutput {
+    let flows: String = ccs.iter().map(|cc| format!("[[flows]]\ncc = \"{cc}\"\n")).collect();
+    run_ok(scenario(&format!(
+        r#"
+duration = "20s"
+[topology]
+kind = "dumbbell"
+bottleneck = {{ rate = "50Mbps", delay = "10ms", buffer = "500pkt", queue = "dualpi2" }}
+access = {{ rate = "1Gbps", delay = "0ms", buffer = "10000pkt" }}
+{flows}"#
+    )))
+}
+
+/// The bottleneck's L queue sojourns.
+fn l_queue(out: &RunOutput) -> SojournStats {
+    let link = out.world.net.links.iter().find(|l| l.name == BOTTLENECK).expect("bottleneck");
+    link.queue.l4s_sojourn().expect("dualpi2 has an L queue").clone()
+}
+
+#[test]
+fn prague_alone_keeps_the_l4s_queue_short_at_high_utilisation() {
+    let out = dualpi2_dumbbell(&["prague"]);
+    let l = l_queue(&out);
+    let link = out.summary.links.iter().find(|l| l.id == BOTTLENECK).unwrap();
+    // Every data packet was ECT(1) (or CE): all of the bottleneck's packets went through L.
+    assert_eq!(l.count, out.world.net.links.iter().find(|l| l.name == BOTTLENECK).unwrap().stats.sojourn.count);
+    let p99 = l.quantile_ms(0.99).unwrap();
+    assert!(p99 < 2.0, "L queue delay p99 {p99} ms");
+    assert!(link.utilization > 0.9, "utilisation {}", link.utilization);
+    assert!(link.ce_marks > 0, "Prague is controlled by marks");
+    assert_eq!(link.drops, 0, "no loss under L4S marking");
+}
+
+#[test]
+fn prague_and_cubic_share_a_dualpi2_bottleneck_with_low_l4s_delay() {
+    let out = dualpi2_dumbbell(&["prague", "cubic"]);
+    let l = l_queue(&out);
+    let p99 = l.quantile_ms(0.99).unwrap();
+    assert!(p99 < 2.0, "L queue delay p99 {p99} ms");
+    let goodputs: Vec<f64> = out.summary.flows.iter().map(|f| f.goodput_mbps).collect();
+    assert!(out.summary.fairness_jain >= 0.8, "Jain's index {} of goodputs {goodputs:?} Mbit/s", out.summary.fairness_jain);
+    // The classic queue is held near the PI target (15 ms) rather than the 500-packet buffer (120 ms).
+    let all = out.summary.links.iter().find(|l| l.id == BOTTLENECK).unwrap();
+    assert!(all.sojourn_p99_ms.unwrap() < 60.0, "bottleneck sojourn p99 {:?} ms", all.sojourn_p99_ms);
+    assert!(all.utilization > 0.9, "utilisation {}", all.utilization);
+}
+
+#[test]
+fn prague_is_refused_on_the_ns3_stack() {
+    // ns-3 3.44 has no TcpPrague (nor a DualPI2 queue disc).
+    let text = "duration = \"1s\"\n[tcp]\nstack = \"ns3\"\n[topology]\nkind = \"dumbbell\"\nbottleneck = { rate = \"10Mbps\", delay = \"10ms\", buffer = \"100pkt\" }\n[[flows]]\ncc = \"prague\"\n";
+    let value: serde_json::Value = toml::from_str(text).unwrap();
+    let e = tcplab_sim::resolve(value).unwrap_err().to_string();
+    assert!(e.contains("flows.0.cc") && e.contains("prague has no ns-3 variant (tcp.stack = \"ns3\")"), "{e}");
+}
