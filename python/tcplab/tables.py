@@ -207,18 +207,15 @@ def format_catalog(catalog: Mapping[str, Any], studies: Iterable[Study]) -> str:
     """`tcplab list`: each algorithm with its parameters (defaults, units), the queues, the
     topologies and the studies with their cases. `catalog` is `_core.catalog()` parsed."""
     lines = ["algorithms  (flows.N.cc = NAME, or { kind = NAME, PARAMETER = VALUE, ... })"]
-    for algorithm in catalog["algorithms"]:
-        lines.append(f"  {algorithm['name']}: {algorithm['summary']}")
-        parameters = [[p["name"], f"= {_with_unit(p['default'], p['unit'])}", p["doc"]] for p in algorithm["params"]]
-        if parameters:
-            lines.append(_indented(format_table(parameters, "lll"), 6))
+    lines += _kinds_with_parameters(catalog["algorithms"])
+    lines += ["", "queues  (queue = NAME, or { kind = NAME, PARAMETER = VALUE, ... }; Linux's defaults)"]
+    lines += _kinds_with_parameters(catalog["queues"])
     study_rows = []
     for study in studies:
         study_rows.append([study.name, study.description])
         if study.cases:
             study_rows.append(["", f"cases (NAME:CASE): {', '.join(study.cases)}"])
     for title, rows in [
-        ("queues  (queue = NAME)", [[q["name"], q["summary"]] for q in catalog["queues"]]),
         (
             "topologies  (topology.kind = NAME)",
             [[t["name"], t["summary"]] for t in catalog["topologies"]],
@@ -227,6 +224,17 @@ def format_catalog(catalog: Mapping[str, Any], studies: Iterable[Study]) -> str:
     ]:
         lines += ["", title, _indented(format_table(rows, "ll"), 2)]
     return "\n".join(lines)
+
+
+def _kinds_with_parameters(kinds: Iterable[Mapping[str, Any]]) -> list[str]:
+    """Each algorithm or queue discipline: its name and summary, then its parameters."""
+    lines = []
+    for kind in kinds:
+        lines.append(f"  {kind['name']}: {kind['summary']}")
+        parameters = [[p["name"], f"= {_with_unit(p['default'], p['unit'])}", p["doc"]] for p in kind["params"]]
+        if parameters:
+            lines.append(_indented(format_table(parameters, "lll"), 6))
+    return lines
 
 
 def _with_unit(value: Any, unit: str) -> str:
