@@ -3,7 +3,9 @@ and prints simulated packets delivered per wall-second, wall time, events and pe
 
 Targets: >= 3 million delivered packets per wall-second on (c); (d) under 5 s;
 peak RSS under 150 MB everywhere; (f), FQ-CoDel, within 15 % of (b)'s packets per wall-second,
-drop tail on the same path ((g) is CoDel's). This is a benchmark, not a test: it never fails a
+drop tail on the same path ((g) is CoDel's); (i), a Mahimahi trace link, within 10 % of (h),
+the constant-rate link it replays. Run it from the repository root (trace paths are relative
+to the current directory). This is a benchmark, not a test: it never fails a
 build. On a busy machine, compare instructions instead: `valgrind --tool=callgrind` of a child
 run, less the instructions of the same scenario over 1 ms (Python's start-up).
 Usage: .venv/bin/python benches/speed.py [SCENARIO.toml ...]
