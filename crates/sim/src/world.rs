@@ -313,6 +313,7 @@ impl World {
     }
 
     /// Schedules what link `l` asked for next.
+    #[inline]
     fn schedule_link(&mut self, l: LinkId, next: Option<Next>) {
         match next {
             Some(Next::TxDone(at)) => self.sched.schedule(at, Event::LinkTxDone(l)),
