@@ -57,6 +57,13 @@ pub struct LinkSummary {
     pub sojourn_mean_ms: Option<f64>,
     pub sojourn_p95_ms: Option<f64>,
     pub sojourn_p99_ms: Option<f64>,
+    /// The same of the L4S queue alone, for a queue that has one (DualPI2); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub l4s_sojourn_mean_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub l4s_sojourn_p95_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub l4s_sojourn_p99_ms: Option<f64>,
 }
 
 /// A queue's drops by `DropReason`.
@@ -171,6 +178,9 @@ pub fn summarize(w: &World) -> Summary {
             sojourn_mean_ms: l.stats.sojourn.mean_ms(),
             sojourn_p95_ms: l.stats.sojourn.quantile_ms(0.95),
             sojourn_p99_ms: l.stats.sojourn.quantile_ms(0.99),
+            l4s_sojourn_mean_ms: l.queue.l4s_sojourn().and_then(|s| s.mean_ms()),
+            l4s_sojourn_p95_ms: l.queue.l4s_sojourn().and_then(|s| s.quantile_ms(0.95)),
+            l4s_sojourn_p99_ms: l.queue.l4s_sojourn().and_then(|s| s.quantile_ms(0.99)),
         })
         .collect();
     let goodputs: Vec<f64> = flows.iter().map(|f| f.goodput_mbps).collect();

@@ -49,6 +49,10 @@ fn prague_and_cubic_share_a_dualpi2_bottleneck_with_low_l4s_delay() {
     let l = l_queue(&out);
     let p99 = l.quantile_ms(0.99).unwrap();
     assert!(p99 < 2.0, "L queue delay p99 {p99} ms");
+    // The summary reports the L queue's own waits beside the whole queue's.
+    let summary = out.summary.links.iter().find(|l| l.id == BOTTLENECK).unwrap();
+    assert_eq!((summary.l4s_sojourn_p99_ms, summary.l4s_sojourn_mean_ms), (Some(p99), l.mean_ms()));
+    assert!(out.summary.links.iter().filter(|l| l.id != BOTTLENECK).all(|l| l.l4s_sojourn_p99_ms.is_none()));
     let goodputs: Vec<f64> = out.summary.flows.iter().map(|f| f.goodput_mbps).collect();
     assert!(out.summary.fairness_jain >= 0.8, "Jain's index {} of goodputs {goodputs:?} Mbit/s", out.summary.fairness_jain);
     // The classic queue is held near the PI target (15 ms) rather than the 500-packet buffer (120 ms).
