@@ -60,7 +60,7 @@ REFUSED = [
     # Queue disciplines and token buckets.
     ('topology.bottleneck.queue={kind="codel",target_ms=-1}', "topology.bottleneck.queue.target_ms: -1 is out of range; allowed: 0.001 to 2000000 ms"),
     ('topology.bottleneck.queue={kind="fq_codel",quantum=0}', "topology.bottleneck.queue.quantum: 0 is out of range; allowed: 256 to 1048576 bytes"),
-    ('topology.bottleneck.queue={kind="pie",tupdate_ms=0}', "topology.bottleneck.queue.tupdate_ms: 0 is out of range; allowed: > 0"),
+    ('topology.bottleneck.queue={kind="pie",tupdate_ms=0}', "topology.bottleneck.queue.tupdate_ms: 0 is out of range; allowed: 0.001 to 4294967.295 ms"),
     ('topology.bottleneck.queue={kind="red",min_th=50,max_th=20}', "topology.bottleneck.queue.min_th: 50 is above max_th 20; allowed: min_th ≤ max_th"),
     ('topology.bottleneck.queue={kind="codel",limit=5}', 'topology.bottleneck.queue: limit: unknown key "limit"; allowed: target_ms, interval_ms, ecn, ce_threshold_ms'),
     ('topology.bottleneck={rate="10Mbps",delay="20ms",queue="codel",ecn_threshold="1ms"}', 'topology.bottleneck.ecn_threshold: ecn_threshold does not apply to queue "codel", which marks by its own `ecn` parameter'),

@@ -36,7 +36,8 @@
 //! * its time comparisons are 64-bit differences of 32-bit values (no wrap-around);
 //! * `UseL4s` (ECT(1) marked by CeThreshold only) has no Linux `codel` counterpart.
 
-use super::codel_core::{check_ms, CodelParams, CodelSource, CodelVars};
+use super::check_ms;
+use super::codel_core::{CodelParams, CodelSource, CodelVars, CODEL_MAX_MS};
 use super::{Discipline, DropReason, DropSink, Fifo, ParamDoc, Queue, QueueContext};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -73,9 +74,9 @@ impl Discipline for CodelConfig {
     ];
 
     fn validate(&self, _ctx: &QueueContext) -> Result<(), String> {
-        check_ms("target_ms", self.target_ms, false)?;
-        check_ms("interval_ms", self.interval_ms, false)?;
-        check_ms("ce_threshold_ms", self.ce_threshold_ms, true)
+        check_ms("target_ms", self.target_ms, None, CODEL_MAX_MS)?;
+        check_ms("interval_ms", self.interval_ms, None, CODEL_MAX_MS)?;
+        check_ms("ce_threshold_ms", self.ce_threshold_ms, Some("off"), CODEL_MAX_MS)
     }
 
     fn build(&self, ctx: QueueContext) -> Box<dyn Queue> {

@@ -50,7 +50,7 @@
 //! `tupdate_ms`, `alpha`, `beta` instead). ns-3 3.44 has no DualPI2 queue disc (it exists
 //! only in out-of-tree forks), so there is no ns-3 counterpart.
 
-use super::{Discipline, DropReason, DropSink, ParamDoc, Queue, QueueContext, QueueLimit};
+use super::{check_ms, Discipline, DropReason, DropSink, ParamDoc, Queue, QueueContext, QueueLimit, LINUX_MAX_MS};
 use crate::sojourn::SojournStats;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -69,8 +69,6 @@ const ALPHA_BETA_GRANULARITY: u32 = 6;
 const ALPHA_BETA_SCALING: u32 = 8 - ALPHA_BETA_GRANULARITY;
 /// Weights are percent: wc + wl = 100 (`MAX_WC`).
 const MAX_WC: u8 = 100;
-/// The largest time Linux takes: netlink attributes are u32 microseconds.
-const MAX_MS: f64 = 4_294_967.295;
 
 /// Which ECN codepoints go to the L queue (tc `l4s_ect` / `any_ect`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -152,17 +150,9 @@ impl Discipline for DualPi2Config {
     ];
 
     fn validate(&self, _ctx: &QueueContext) -> Result<(), String> {
-        let time = |name: &str, v: f64, min_us: f64| {
-            if v * 1000.0 >= min_us && v <= MAX_MS {
-                Ok(())
-            } else {
-                let low = if min_us == 0.0 { "≥ 0" } else { "≥ 0.001" };
-                Err(format!("{name}: {v} is out of range; allowed: {low} and ≤ {MAX_MS} ms (Linux takes u32 µs)"))
-            }
-        };
-        time("target_ms", self.target_ms, 0.0)?;
-        time("tupdate_ms", self.tupdate_ms, 1.0)?;
-        time("step_thresh_ms", self.step_thresh_ms, 0.0)?;
+        check_ms("target_ms", self.target_ms, Some("no standing delay"), LINUX_MAX_MS)?;
+        check_ms("tupdate_ms", self.tupdate_ms, None, LINUX_MAX_MS)?;
+        check_ms("step_thresh_ms", self.step_thresh_ms, Some("mark every L packet that waited"), LINUX_MAX_MS)?;
         for (name, v) in [("alpha", self.alpha), ("beta", self.beta)] {
             let units = v * ALPHA_BETA_SCALE;
             if !(units >= 1.0 && units <= f64::from(ALPHA_BETA_MAX)) {
@@ -800,12 +790,15 @@ mod tests {
         let d = DualPi2Config::default;
         assert_eq!(check(d()), Ok(()));
         assert_eq!(check(DualPi2Config { target_ms: 0.0, step_thresh_ms: 0.0, classic_protection: 100, ..d() }), Ok(()));
-        let range = "≤ 4294967.295 ms (Linux takes u32 µs)";
-        assert_eq!(check(DualPi2Config { target_ms: -1.0, ..d() }), Err(format!("target_ms: -1 is out of range; allowed: ≥ 0 and {range}")));
-        assert_eq!(check(DualPi2Config { tupdate_ms: 0.0, ..d() }), Err(format!("tupdate_ms: 0 is out of range; allowed: ≥ 0.001 and {range}")));
+        let range = "0.001 to 4294967.295 ms";
+        assert_eq!(
+            check(DualPi2Config { target_ms: -1.0, ..d() }),
+            Err(format!("target_ms: -1 is out of range; allowed: 0 (no standing delay) or {range}"))
+        );
+        assert_eq!(check(DualPi2Config { tupdate_ms: 0.0, ..d() }), Err(format!("tupdate_ms: 0 is out of range; allowed: {range}")));
         assert_eq!(
             check(DualPi2Config { step_thresh_ms: f64::NAN, ..d() }),
-            Err(format!("step_thresh_ms: NaN is out of range; allowed: ≥ 0 and {range}"))
+            Err(format!("step_thresh_ms: NaN is out of range; allowed: 0 (mark every L packet that waited) or {range}"))
         );
         let gain = "allowed: 1/256 = 0.00390625 to 8388607.99609375 Hz";
         assert_eq!(check(DualPi2Config { alpha: 0.001, ..d() }), Err(format!("alpha: 0.001 is out of range; {gain}")));

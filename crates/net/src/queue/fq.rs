@@ -58,7 +58,7 @@
 //!
 //! ns-3 has no counterpart of `sch_fq` (its FqCoDelQueueDisc is fq_codel).
 
-use super::{Discipline, DropReason, DropSink, ParamDoc, Queue, QueueContext, QueueLimit};
+use super::{check_ms, Discipline, DropReason, DropSink, ParamDoc, Queue, QueueContext, QueueLimit, LINUX_MAX_MS};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::cmp::Reverse;
@@ -73,8 +73,6 @@ const FASTPATH_MAX: usize = 8;
 const MAX_GAP_NS: u64 = 1_000_000_000;
 /// Largest rate Linux's u32 `maxrate` takes in bytes/s (`~0U` means none).
 const MAXRATE_MAX_BYTES: u64 = u32::MAX as u64 - 1;
-/// Largest µs value of Linux's u32 time attributes, in ms.
-const U32_US_MAX_MS: f64 = u32::MAX as f64 / 1000.0;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
@@ -120,15 +118,6 @@ fn us_duration(ms: f64) -> Option<SimDuration> {
     (ms > 0.0).then(|| SimDuration::from_micros((ms * 1000.0).round() as u64))
 }
 
-/// Checks a time parameter Linux takes as u32 µs, 0 meaning `zero`.
-fn check_us(name: &str, ms: f64, zero: &str) -> Result<(), String> {
-    if ms == 0.0 || (ms.is_finite() && (0.001..=U32_US_MAX_MS).contains(&ms)) {
-        Ok(())
-    } else {
-        Err(format!("{name}: {ms} is out of range; allowed: 0 ({zero}) or 0.001 to {U32_US_MAX_MS} ms"))
-    }
-}
-
 impl Discipline for FqConfig {
     const NAME: &'static str = "fq";
     const SUMMARY: &'static str = "FQ: per-flow fair queueing with optional per-flow pacing (Linux fq)";
@@ -159,8 +148,8 @@ impl Discipline for FqConfig {
                 MAXRATE_MAX_BYTES as f64 * 8.0 / 1e6
             ));
         }
-        check_us("refill_delay_ms", self.refill_delay_ms, "refill at once")?;
-        check_us("ce_threshold_ms", self.ce_threshold_ms, "off")
+        check_ms("refill_delay_ms", self.refill_delay_ms, Some("refill at once"), LINUX_MAX_MS)?;
+        check_ms("ce_threshold_ms", self.ce_threshold_ms, Some("off"), LINUX_MAX_MS)
     }
 
     fn build(&self, ctx: QueueContext) -> Box<dyn Queue> {

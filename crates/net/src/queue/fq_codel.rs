@@ -59,7 +59,8 @@
 //!   `now`, CeThreshold only with UseEcn, sojourn rounding);
 //! * `EnableSetAssociativeHash` and `UseL4s` have no Linux `fq_codel` counterpart.
 
-use super::codel_core::{check_ms, CodelParams, CodelSource, CodelVars};
+use super::check_ms;
+use super::codel_core::{CodelParams, CodelSource, CodelVars, CODEL_MAX_MS};
 use super::{Discipline, DropReason, DropSink, ParamDoc, Queue, QueueContext, QueueLimit};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -130,9 +131,9 @@ impl Discipline for FqCodelConfig {
         };
         range("flows", self.flows as u64, 1, 65536, "")?;
         range("quantum", self.quantum as u64, 256, QUANTUM_MAX as u64, " bytes")?;
-        check_ms("target_ms", self.target_ms, false)?;
-        check_ms("interval_ms", self.interval_ms, false)?;
-        check_ms("ce_threshold_ms", self.ce_threshold_ms, true)?;
+        check_ms("target_ms", self.target_ms, None, CODEL_MAX_MS)?;
+        check_ms("interval_ms", self.interval_ms, None, CODEL_MAX_MS)?;
+        check_ms("ce_threshold_ms", self.ce_threshold_ms, Some("off"), CODEL_MAX_MS)?;
         range("drop_batch", self.drop_batch as u64, 1, u32::MAX as u64, " packets")?;
         range("memory_limit", self.memory_limit, 1, 1 << 31, " bytes")
     }

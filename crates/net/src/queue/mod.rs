@@ -117,6 +117,19 @@ impl DropSink {
     }
 }
 
+/// The longest time a Linux qdisc takes in its u32-microsecond netlink attributes, ms.
+pub(super) const LINUX_MAX_MS: f64 = u32::MAX as f64 / 1000.0;
+
+/// Checks a time parameter given in ms that Linux takes in whole microseconds: 0.001 to
+/// `max_ms`, or 0 when `zero` says what 0 means ("off").
+pub(super) fn check_ms(name: &str, ms: f64, zero: Option<&str>, max_ms: f64) -> Result<(), String> {
+    if (zero.is_some() && ms == 0.0) || (ms.is_finite() && (0.001..=max_ms).contains(&ms)) {
+        return Ok(());
+    }
+    let zero = zero.map(|meaning| format!("0 ({meaning}) or ")).unwrap_or_default();
+    Err(format!("{name}: {ms} is out of range; allowed: {zero}0.001 to {max_ms} ms"))
+}
+
 /// What a discipline is built for: the link direction it feeds.
 #[derive(Clone, Debug)]
 pub struct QueueContext {
@@ -303,6 +316,19 @@ mod tests {
             );
             assert_eq!(bare.validate(&QueueContext::for_tests(QueueLimit::Packets(1), None)), Ok(()), "{name}: defaults must validate");
         }
+    }
+
+    #[test]
+    fn time_parameters_are_checked_against_microseconds_and_a_maximum() {
+        assert_eq!(check_ms("target_ms", -1.0, None, 2e6), Err("target_ms: -1 is out of range; allowed: 0.001 to 2000000 ms".into()));
+        assert_eq!(check_ms("target_ms", 0.0, None, 2e6), Err("target_ms: 0 is out of range; allowed: 0.001 to 2000000 ms".into()));
+        assert_eq!(check_ms("target_ms", 0.0005, None, 2e6), Err("target_ms: 0.0005 is out of range; allowed: 0.001 to 2000000 ms".into()));
+        assert_eq!((check_ms("t", 0.001, None, 2e6), check_ms("t", 2e6, None, 2e6)), (Ok(()), Ok(())));
+        assert_eq!(check_ms("ce_threshold_ms", 0.0, Some("off"), 2e6), Ok(()));
+        assert_eq!(
+            check_ms("ce_threshold_ms", f64::NAN, Some("off"), LINUX_MAX_MS),
+            Err("ce_threshold_ms: NaN is out of range; allowed: 0 (off) or 0.001 to 4294967.295 ms".into())
+        );
     }
 
     #[test]

@@ -58,7 +58,7 @@
 //! ECN marking while prob < `MarkEcnThreshold` (strict); estimator average ½ old + ½ new and a
 //! restart only above the threshold; first update at `Supdate` = 0 s; MaxSize 25 packets.
 
-use super::{Discipline, DropReason, DropSink, Fifo, ParamDoc, Queue, QueueContext};
+use super::{check_ms, Discipline, DropReason, DropSink, Fifo, ParamDoc, Queue, QueueContext, LINUX_MAX_MS};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tcplab_core::{Ecn, Packet, SimDuration, SimRng, SimTime};
@@ -78,8 +78,6 @@ const DTIME_INVALID: u64 = u64::MAX;
 const DQCOUNT_INVALID: u64 = u64::MAX;
 /// Above this delay an update adds 2 % (Linux: 250 ms in ticks).
 const NON_LINEAR_DELAY: u64 = 250_000_000 >> PSCHED_SHIFT;
-/// The largest time a parameter takes: Linux's netlink attributes are u32 microseconds.
-const MAX_MS: f64 = 4_294_967.295;
 
 fn ticks(t: SimTime) -> u64 {
     t.as_nanos() >> PSCHED_SHIFT
@@ -141,23 +139,14 @@ impl Discipline for PieConfig {
     ];
 
     fn validate(&self, _ctx: &QueueContext) -> Result<(), String> {
-        let time = |name: &str, v: f64, zero_ok: bool| {
-            let low_ok = if zero_ok { v >= 0.0 } else { v > 0.0 };
-            if low_ok && v <= MAX_MS {
-                Ok(())
-            } else {
-                let low = if zero_ok { "≥ 0" } else { "> 0" };
-                Err(format!("{name}: {v} is out of range; allowed: {low} and ≤ {MAX_MS} ms (Linux takes 32-bit microseconds)"))
-            }
-        };
-        time("target_ms", self.target_ms, false)?;
-        time("tupdate_ms", self.tupdate_ms, false)?;
+        check_ms("target_ms", self.target_ms, None, LINUX_MAX_MS)?;
+        check_ms("tupdate_ms", self.tupdate_ms, None, LINUX_MAX_MS)?;
         for (name, v) in [("alpha", self.alpha), ("beta", self.beta)] {
             if !((0.0..=2.0).contains(&v) && (v * 16.0).fract() == 0.0) {
                 return Err(format!("{name}: {v} is out of range; allowed: 0 to 2 in steps of 1/16 = 0.0625 (Linux's unit)"));
             }
         }
-        time("max_burst_ms", self.max_burst_ms, true)
+        check_ms("max_burst_ms", self.max_burst_ms, Some("no burst allowance"), LINUX_MAX_MS)
     }
 
     fn build(&self, ctx: QueueContext) -> Box<dyn Queue> {
@@ -829,7 +818,7 @@ mod tests {
         let d = PieConfig::default;
         assert_eq!(check(d()), Ok(()));
         assert_eq!(check(PieConfig { max_burst_ms: 0.0, alpha: 0.0, beta: 2.0, ..d() }), Ok(()));
-        let range = "allowed: > 0 and ≤ 4294967.295 ms (Linux takes 32-bit microseconds)";
+        let range = "allowed: 0.001 to 4294967.295 ms";
         assert_eq!(check(PieConfig { target_ms: -1.0, ..d() }), Err(format!("target_ms: -1 is out of range; {range}")));
         assert_eq!(check(PieConfig { target_ms: 0.0, ..d() }), Err(format!("target_ms: 0 is out of range; {range}")));
         assert_eq!(check(PieConfig { tupdate_ms: 0.0, ..d() }), Err(format!("tupdate_ms: 0 is out of range; {range}")));
@@ -841,7 +830,7 @@ mod tests {
         assert_eq!(check(PieConfig { beta: 2.0625, ..d() }), Err(format!("beta: 2.0625 is out of range; {steps}")));
         assert_eq!(
             check(PieConfig { max_burst_ms: -1.0, ..d() }),
-            Err("max_burst_ms: -1 is out of range; allowed: ≥ 0 and ≤ 4294967.295 ms (Linux takes 32-bit microseconds)".into())
+            Err("max_burst_ms: -1 is out of range; allowed: 0 (no burst allowance) or 0.001 to 4294967.295 ms".into())
         );
     }
 
