@@ -232,6 +232,10 @@ series! {
         /// (from enqueue to the start of their transmission); NaN (null) when none left.
         #[column(F64, "ms")]
         pub sojourn_ms: f64,
+        /// The same for the packets that left a dual queue's L4S queue (DualPI2's L queue);
+        /// NaN (null) when none left, and always for single-queue disciplines.
+        #[column(F64, "ms")]
+        pub l4s_sojourn_ms: f64,
     }
 }
 
@@ -411,6 +415,7 @@ mod tests {
             &mut s.policer_drops,
             &mut s.ce_marks,
             &mut s.sojourn_ms,
+            &mut s.l4s_sojourn_ms,
         ] {
             col.extend([1.0, 2.0]);
         }
@@ -430,7 +435,8 @@ mod tests {
                 "overlimit_drops",
                 "policer_drops",
                 "ce_marks",
-                "sojourn_ms"
+                "sojourn_ms",
+                "l4s_sojourn_ms"
             ]
         );
         for (column, data) in &columns {

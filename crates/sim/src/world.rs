@@ -17,8 +17,9 @@ use crate::tsq::Tsq;
 use std::collections::VecDeque;
 use tcplab_cc::BbrInfo;
 use tcplab_core::{FlowId, LinkId, NodeId, Packet, PacketKind, Scheduler, SimDuration, SimTime};
-use tcplab_net::link::{DirectionStats, Next};
+use tcplab_net::link::{Direction, Next};
 use tcplab_net::radio::RadioDelivery;
+use tcplab_net::sojourn::SojournStats;
 use tcplab_net::DropReason;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -70,18 +71,41 @@ struct QueueBaseline {
     /// Drops by reason (`DropSink::by_reason`).
     drops: [u64; DropReason::COUNT],
     ce_marks: u64,
-    /// Packets that left the queue and their summed waits.
-    sojourned: u64,
-    sojourn_ns: u128,
+    /// The waits of the packets that left the queue, and of those that left its L4S queue.
+    sojourn: WaitTally,
+    l4s_sojourn: WaitTally,
 }
 
 impl QueueBaseline {
-    fn of(stats: &DirectionStats) -> Self {
+    fn of(link: &Direction) -> Self {
         QueueBaseline {
-            drops: stats.queue.by_reason(),
-            ce_marks: stats.queue.ce_marks,
-            sojourned: stats.sojourn.count,
-            sojourn_ns: stats.sojourn.sum_ns,
+            drops: link.stats.queue.by_reason(),
+            ce_marks: link.stats.queue.ce_marks,
+            sojourn: WaitTally::of(&link.stats.sojourn),
+            l4s_sojourn: link.queue.l4s_sojourn().map(WaitTally::of).unwrap_or_default(),
+        }
+    }
+}
+
+/// How many packets left a queue and their summed waits, at a sample.
+#[derive(Clone, Copy, Debug, Default)]
+struct WaitTally {
+    count: u64,
+    sum_ns: u128,
+}
+
+impl WaitTally {
+    fn of(stats: &SojournStats) -> Self {
+        WaitTally { count: stats.count, sum_ns: stats.sum_ns }
+    }
+
+    /// Mean wait (ms) of the packets that left since `before`; NaN when none left.
+    fn mean_ms_since(self, before: WaitTally) -> f64 {
+        let left = self.count - before.count;
+        if left == 0 {
+            f64::NAN
+        } else {
+            (self.sum_ns - before.sum_ns) as f64 / left as f64 / 1e6
         }
     }
 }
@@ -520,7 +544,7 @@ impl World {
             s.link.push(i as u32);
             s.backlog_pkts.push(link.queue.len_packets() as f64);
             s.backlog_bytes.push(link.queue.len_bytes() as f64);
-            let now = QueueBaseline::of(&link.stats);
+            let now = QueueBaseline::of(link);
             let before = std::mem::replace(&mut self.link_baseline[i], now);
             let dropped = |r: usize| (now.drops[r] - before.drops[r]) as f64;
             s.drops.push((0..DropReason::COUNT).map(dropped).sum());
@@ -530,8 +554,8 @@ impl World {
             s.overlimit_drops.push(dropped(3));
             s.policer_drops.push(dropped(4));
             s.ce_marks.push((now.ce_marks - before.ce_marks) as f64);
-            let left = now.sojourned - before.sojourned;
-            s.sojourn_ms.push(if left == 0 { f64::NAN } else { (now.sojourn_ns - before.sojourn_ns) as f64 / left as f64 / 1e6 });
+            s.sojourn_ms.push(now.sojourn.mean_ms_since(before.sojourn));
+            s.l4s_sojourn_ms.push(now.l4s_sojourn.mean_ms_since(before.l4s_sojourn));
         }
     }
 

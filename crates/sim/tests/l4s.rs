@@ -4,6 +4,7 @@
 mod common;
 use common::*;
 use tcplab_net::SojournStats;
+use tcplab_sim::recorder::ColumnData;
 use tcplab_sim::RunOutput;
 
 const BOTTLENECK: &str = "left->right";
@@ -59,6 +60,28 @@ fn prague_and_cubic_share_a_dualpi2_bottleneck_with_low_l4s_delay() {
     let all = out.summary.links.iter().find(|l| l.id == BOTTLENECK).unwrap();
     assert!(all.sojourn_p99_ms.unwrap() < 60.0, "bottleneck sojourn p99 {:?} ms", all.sojourn_p99_ms);
     assert!(all.utilization > 0.9, "utilisation {}", all.utilization);
+    per_interval_l4s_waits_are_recorded(out);
+}
+
+/// links.parquet's `l4s_sojourn_ms`: on the bottleneck, the L queue's mean wait per interval,
+/// below the whole queue's (`sojourn_ms`, which the classic packets dominate); NaN on every
+/// other link, whose queues have no L4S queue.
+fn per_interval_l4s_waits_are_recorded(mut out: RunOutput) {
+    let bottleneck = out.world.net.links.iter().position(|l| l.name == BOTTLENECK).unwrap();
+    let (_, links) = out.world.take_series().into_iter().find(|(name, _)| *name == "links").unwrap();
+    let column = |name: &str| &links.iter().find(|(c, _)| c.name == name).unwrap().1;
+    let ColumnData::Link(link) = column("link") else { panic!("link column") };
+    let at_bottleneck: Vec<bool> = link.iter().map(|&id| id as usize == bottleneck).collect();
+    let waits = |name: &str, at: bool| -> Vec<f64> {
+        let ColumnData::F64(v) = column(name) else { panic!("{name} column") };
+        v.iter().zip(&at_bottleneck).filter(|(_, &b)| b == at).map(|(x, _)| *x).collect()
+    };
+    let finite = |v: Vec<f64>| -> Vec<f64> { v.into_iter().filter(|x| x.is_finite()).collect() };
+    let (l4s, all) = (finite(waits("l4s_sojourn_ms", true)), finite(waits("sojourn_ms", true)));
+    assert!(l4s.len() * 10 > all.len() * 9, "{} of {} intervals have L4S waits", l4s.len(), all.len());
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    assert!(mean(&l4s) < 1.0 && mean(&all) > 2.0 * mean(&l4s), "L4S {} ms, all {} ms", mean(&l4s), mean(&all));
+    assert!(waits("l4s_sojourn_ms", false).iter().all(|x| x.is_nan()));
 }
 
 #[test]

@@ -585,6 +585,7 @@ def _links(
                     "ce_marks": new["ce"],
                     # the qdisc's counters do not time packets
                     "sojourn_ms": None,
+                    "l4s_sojourn_ms": None,
                 }
             )
             previous = now.counters
