@@ -38,9 +38,9 @@ def run_child(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
 @pytest.mark.parametrize(
     ("settings", "needed"),
     [
-        (["duration=10000000s"], "recording 10000000s at 10ms for 1 flow and 6 links would need ~648 GiB"),
-        (["sample_interval=1us"], "recording 21s at 1us for 1 flow and 6 links would need ~14 GiB"),
-        (["sample_interval=1ns", "duration=1s"], "recording 1s at 1ns for 1 flow and 6 links would need ~648 GiB"),
+        (["duration=10000000s"], "recording 10000000s at 10ms for 1 flow and 6 links would need ~693 GiB"),
+        (["sample_interval=1us"], "recording 21s at 1us for 1 flow and 6 links would need ~15 GiB"),
+        (["sample_interval=1ns", "duration=1s"], "recording 1s at 1ns for 1 flow and 6 links would need ~693 GiB"),
     ],
 )
 def test_a_run_too_long_to_record_is_refused_in_one_line(tmp_path: Path, settings: list[str], needed: str) -> None:

@@ -14,8 +14,10 @@ from .conftest import REPOSITORY
 # Two flows, two links (the second the busiest), a WiFi BSS of an AP and one station.
 SUMMARY = {
     "flows": [
-        {"id": 0, "goodput_mbps": 6.0, "rtt_mean_ms": 30.0, "rtt_p95_ms": 41.0, "retransmits": 3},
-        {"id": 1, "goodput_mbps": 2.0, "rtt_mean_ms": 50.0, "rtt_p95_ms": 77.5, "retransmits": 4},
+        {"id": 0, "goodput_mbps": 6.0, "rtt_mean_ms": 30.0, "rtt_p95_ms": 41.0, "srtt_mean_ms": 28.0, "retransmits": 3}
+        | {"segments_sent": 300},
+        {"id": 1, "goodput_mbps": 2.0, "rtt_mean_ms": 50.0, "rtt_p95_ms": 77.5, "srtt_mean_ms": 44.0, "retransmits": 4}
+        | {"segments_sent": 400},
     ],
     "links": [{"id": "access", "utilization": 0.2, "drops": 0}, {"id": "left->right", "utilization": 0.8, "drops": 9}],
     "fairness_jain": 0.8,
@@ -29,7 +31,9 @@ def test_the_headline_metrics_of_a_run() -> None:
         "goodput_mbps": 8.0,
         "rtt_mean_ms": 40.0,
         "rtt_p95_ms": 77.5,
+        "srtt_mean_ms": 36.0,
         "retransmits": 7.0,
+        "retransmit_pct": 1.0,
         "fairness_jain": 0.8,
         "bottleneck_utilization": 0.8,
         "bottleneck_drops": 9.0,

@@ -16,7 +16,9 @@ METRICS = (
     "goodput_mbps",
     "rtt_mean_ms",
     "rtt_p95_ms",
+    "srtt_mean_ms",
     "retransmits",
+    "retransmit_pct",
     "fairness_jain",
     "bottleneck_utilization",
     "bottleneck_drops",
@@ -53,19 +55,24 @@ def busiest_link(summary: Mapping[str, Any]) -> dict[str, Any] | None:
 
 def metrics(summary: Mapping[str, Any], scenario: Mapping[str, Any] | None = None) -> dict[str, float | None]:
     """The headline metrics of one run (no wall-clock values): the flows' total goodput, the
-    mean of their mean RTTs, the largest p95 RTT, all retransmits, Jain's index, the busiest
+    mean of their mean RTTs, the largest p95 RTT, the mean of their time-averaged smoothed
+    RTTs, all retransmits and their share of the segments sent (%), Jain's index, the busiest
     link's utilization and drops, WiFi's AP drop ratio, collisions and busy airtime, and each
     flow's goodput and mean RTT as flow<id>_<metric>; with the scenario of a dumbbell, also
     the goodput as a percentage of the bottleneck's rate."""
     flows = summary["flows"]
     rtts = [f["rtt_mean_ms"] for f in flows if f.get("rtt_mean_ms") is not None]
     p95s = [f["rtt_p95_ms"] for f in flows if f.get("rtt_p95_ms") is not None]
+    srtts = [f["srtt_mean_ms"] for f in flows if f.get("srtt_mean_ms") is not None]
+    sent = sum(f.get("segments_sent") or 0 for f in flows)
     busiest = busiest_link(summary)
     values: dict[str, float | None] = {
         "goodput_mbps": sum(f["goodput_mbps"] for f in flows),
         "rtt_mean_ms": sum(rtts) / len(rtts) if rtts else None,
         "rtt_p95_ms": max(p95s) if p95s else None,
+        "srtt_mean_ms": sum(srtts) / len(srtts) if srtts else None,
         "retransmits": float(sum(f["retransmits"] for f in flows)),
+        "retransmit_pct": 100 * sum(f["retransmits"] for f in flows) / sent if sent else 0.0,
         "fairness_jain": summary["fairness_jain"],
         "bottleneck_utilization": busiest["utilization"] if busiest else None,
         "bottleneck_drops": float(busiest["drops"]) if busiest else None,

@@ -212,11 +212,11 @@ mod tests {
         assert_eq!(e.path, "sample_interval");
         assert_eq!(
             e.message,
-            "recording 10000000s at 10ms for 1 flow and 6 links would need ~648 GiB of samples (record.memory_limit 512 MiB); raise sample_interval, shorten duration or raise record.memory_limit"
+            "recording 10000000s at 10ms for 1 flow and 6 links would need ~693 GiB of samples (record.memory_limit 512 MiB); raise sample_interval, shorten duration or raise record.memory_limit"
         );
         let e = rtt_lens(|v| v["sample_interval"] = json!("1us")).unwrap_err();
         assert_eq!(e.path, "sample_interval");
-        assert!(e.message.contains("21s at 1us") && e.message.contains("~14 GiB"), "{e}");
+        assert!(e.message.contains("21s at 1us") && e.message.contains("~15 GiB"), "{e}");
     }
 
     #[test]
@@ -235,7 +235,7 @@ mod tests {
         })
         .unwrap_err();
         assert_eq!(e.path, "record.rtt");
-        assert!(e.message.starts_with("the per-ACK RTT samples of 1 flow over 86400s could need ~134 GiB besides ~57 MiB"), "{e}");
+        assert!(e.message.starts_with("the per-ACK RTT samples of 1 flow over 86400s could need ~134 GiB besides ~61 MiB"), "{e}");
         assert!(rtt_lens(|v| {
             v["duration"] = json!("86400s");
             v["sample_interval"] = json!("1s");

@@ -7,7 +7,7 @@
 //! (docs/architecture.md, rules); what the series may take in memory is bounded before a run
 //! starts (`crate::budget`).
 
-use tcplab_core::{LinkId, NodeId};
+use tcplab_core::{LinkId, NodeId, SimDuration, SimTime};
 
 /// How a column is held and written out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -339,6 +339,53 @@ impl RttStats {
     }
 }
 
+/// A flow's smoothed RTT over the run, as the studies average it: over time (each value
+/// weighted by how long it held, from the first RTT measurement to the flow's end) and per
+/// update (the mean of the values after each ACK that measured an RTT; ns-3's `RTT` trace
+/// source fires on such updates).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SrttStats {
+    /// When the current value was set, and the value (ns).
+    last: Option<(SimTime, u64)>,
+    /// When the first value was set.
+    since: Option<SimTime>,
+    /// ∫ srtt dt up to `last`'s time (ns²).
+    integral: u128,
+    updates: u64,
+    /// Σ of the values after each update (ns).
+    sum_ns: u128,
+}
+
+impl SrttStats {
+    /// The sender's smoothed RTT after an ACK that measured an RTT at `now`.
+    pub fn update(&mut self, now: SimTime, srtt: Option<SimDuration>) {
+        let Some(srtt) = srtt else { return };
+        if let Some((at, value)) = self.last {
+            self.integral += u128::from(value) * u128::from(now.saturating_since(at).as_nanos());
+        }
+        self.since.get_or_insert(now);
+        self.last = Some((now, srtt.as_nanos()));
+        self.updates += 1;
+        self.sum_ns += u128::from(srtt.as_nanos());
+    }
+
+    /// The time-weighted mean (ms) from the first value to `end`; None without a value.
+    pub fn time_mean_ms(&self, end: SimTime) -> Option<f64> {
+        let (since, (at, value)) = (self.since?, self.last?);
+        let span = end.saturating_since(since).as_nanos();
+        if span == 0 {
+            return Some(value as f64 / 1e6);
+        }
+        let integral = self.integral + u128::from(value) * u128::from(end.saturating_since(at).as_nanos());
+        Some(integral as f64 / span as f64 / 1e6)
+    }
+
+    /// The mean (ms) of the values after each update; None without one.
+    pub fn update_mean_ms(&self) -> Option<f64> {
+        (self.updates > 0).then(|| self.sum_ns as f64 / self.updates as f64 / 1e6)
+    }
+}
+
 /// Per id `0..n`, the mean of the `values` whose `ids` row is that id and that `keep`
 /// accepts (None without any): one pass over the rows, whatever the number of ids.
 pub(crate) fn means_by_id(ids: impl IntoIterator<Item = u32>, values: &[f64], n: usize, keep: impl Fn(f64) -> bool) -> Vec<Option<f64>> {
@@ -354,6 +401,20 @@ pub(crate) fn means_by_id(ids: impl IntoIterator<Item = u32>, values: &[f64], n:
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn smoothed_rtt_is_averaged_over_time_and_per_update() {
+        // 40 ms from t = 1 s, 100 ms from 2 s, 50 ms from 2.5 s, run ends at 4 s:
+        // over time (40·1 + 100·0.5 + 50·1.5) / 3 = 165 / 3 = 55 ms; per update (40 + 100 + 50) / 3.
+        let mut s = SrttStats::default();
+        assert_eq!((s.time_mean_ms(SimTime(4_000_000_000)), s.update_mean_ms()), (None, None));
+        s.update(SimTime(500_000_000), None); // no measurement yet: ignored
+        for (at_ms, srtt_ms) in [(1000, 40), (2000, 100), (2500, 50)] {
+            s.update(SimTime(at_ms * 1_000_000), Some(SimDuration::from_millis(srtt_ms)));
+        }
+        assert!((s.time_mean_ms(SimTime(4_000_000_000)).unwrap() - 55.0).abs() < 1e-9);
+        assert!((s.update_mean_ms().unwrap() - 190.0 / 3.0).abs() < 1e-9);
+    }
     use super::*;
 
     #[test]
@@ -469,7 +530,7 @@ mod tests {
     #[test]
     fn row_bytes_count_every_column() {
         assert_eq!(RttSeries::ROW_BYTES, 8 + 4 + 8);
-        assert_eq!(LinkSeries::ROW_BYTES, 11 * 8 + 4);
+        assert_eq!(LinkSeries::ROW_BYTES, 12 * 8 + 4);
         assert_eq!(FlowSeries::ROW_BYTES, 15 * 8 + 2 * 4 + std::mem::size_of::<&str>() as u64);
     }
 }

@@ -22,6 +22,12 @@ pub struct FlowSummary {
     pub rtt_p50_ms: Option<f64>,
     pub rtt_p95_ms: Option<f64>,
     pub rtt_p99_ms: Option<f64>,
+    /// The smoothed RTT averaged over time, from the first RTT measurement to the flow's end
+    /// (the studies' "RTT"; the per-ACK mean above weighs busy periods more).
+    pub srtt_mean_ms: Option<f64>,
+    /// The mean of the smoothed RTT's values after each ACK that measured an RTT (ns-3's
+    /// `RTT` trace values).
+    pub srtt_update_mean_ms: Option<f64>,
     pub retransmits: u64,
     /// Data segments sent, retransmissions included.
     pub segments_sent: u64,
@@ -145,6 +151,8 @@ pub fn summarize(w: &World) -> Summary {
                 rtt_p50_ms: rtt.quantile_ms(0.5),
                 rtt_p95_ms: rtt.quantile_ms(0.95),
                 rtt_p99_ms: rtt.quantile_ms(0.99),
+                srtt_mean_ms: w.srtt_stats[i].time_mean_ms(active_until),
+                srtt_update_mean_ms: w.srtt_stats[i].update_mean_ms(),
                 retransmits: st.retransmits,
                 segments_sent: st.segments_sent,
                 retransmit_pct: if st.segments_sent > 0 { 100.0 * st.retransmits as f64 / st.segments_sent as f64 } else { 0.0 },
@@ -218,7 +226,16 @@ pub fn check_invariants(w: &World, s: &Summary) -> Result<(), String> {
         if f.bytes_acked > f.bytes_sent {
             return Err(format!("flow {}: bytes acked {} > bytes sent {}", f.id, f.bytes_acked, f.bytes_sent));
         }
-        let numbers = [Some(f.goodput_mbps), Some(f.retransmit_pct), f.rtt_mean_ms, f.rtt_p50_ms, f.rtt_p95_ms, f.rtt_p99_ms];
+        let numbers = [
+            Some(f.goodput_mbps),
+            Some(f.retransmit_pct),
+            f.rtt_mean_ms,
+            f.rtt_p50_ms,
+            f.rtt_p95_ms,
+            f.rtt_p99_ms,
+            f.srtt_mean_ms,
+            f.srtt_update_mean_ms,
+        ];
         if numbers.iter().flatten().any(|x| !x.is_finite() || *x < 0.0) {
             return Err(format!("flow {}: a summary number is NaN, infinite or negative", f.id));
         }

@@ -11,7 +11,7 @@
 
 use crate::build::{build_with, Flow, Network};
 use crate::error::ScenarioError;
-use crate::recorder::{Columns, FlowSeries, LinkSeries, RttSeries, RttStats};
+use crate::recorder::{Columns, FlowSeries, LinkSeries, RttSeries, RttStats, SrttStats};
 use crate::scenario::Scenario;
 use crate::tsq::Tsq;
 use std::collections::VecDeque;
@@ -127,6 +127,8 @@ pub struct World {
     pub link_series: LinkSeries,
     pub rtt_series: RttSeries,
     pub rtt_stats: Vec<RttStats>,
+    /// Per flow, its smoothed RTT averaged over time and per update.
+    pub srtt_stats: Vec<SrttStats>,
     flow_baseline: Vec<Baseline>,
     /// Queue counters per link at the previous sample.
     link_baseline: Vec<QueueBaseline>,
@@ -184,6 +186,7 @@ impl World {
             counters: RunCounters::default(),
             rtt_series: RttSeries::default(),
             rtt_stats: vec![RttStats::default(); flows],
+            srtt_stats: vec![SrttStats::default(); flows],
             flow_baseline: vec![Baseline::default(); flows],
             link_baseline: vec![QueueBaseline::default(); links],
             backlog_max: vec![0; links],
@@ -363,6 +366,7 @@ impl World {
                 if let Some(rtt) = outcome.rtt_sample {
                     let ms = rtt.as_millis_f64();
                     self.rtt_stats[f as usize].add(ms);
+                    self.srtt_stats[f as usize].update(now, flow.sender.srtt());
                     if self.record_rtt && !self.rtt_series.push(now.as_secs_f64(), f, ms, self.rtt_cap) {
                         self.rtt_overflow = true;
                     }

@@ -4,7 +4,7 @@
 
 use crate::ns3::Ns3Sender;
 use crate::sender::{AckOutcome, SenderStats, TcpSender, Transmit};
-use tcplab_core::{AckHeader, SimTime};
+use tcplab_core::{AckHeader, SimDuration, SimTime};
 
 /// A flow's sender. Both variants are large (the Linux one ~1 KB): boxing the larger would add
 /// a pointer chase to every call on the hot path for a few hundred bytes per flow.
@@ -62,6 +62,8 @@ impl FlowSender {
         fn pacing_release(&self) -> Option<SimTime>;
         /// Fires the retransmission timer if it is due.
         fn on_timer(&mut self, now: SimTime);
+        /// The smoothed RTT; None before the first measurement.
+        fn srtt(&self) -> Option<SimDuration>;
         /// A snapshot for the recorder.
         fn stats(&self) -> SenderStats;
     }

@@ -695,6 +695,12 @@ impl TcpSender {
         }
     }
 
+    /// The smoothed RTT (Linux `srtt_us`); None before the first measurement.
+    pub fn srtt(&self) -> Option<SimDuration> {
+        let srtt = self.rtt.srtt_us();
+        (srtt > 0).then(|| SimDuration::from_micros(srtt))
+    }
+
     pub fn stats(&self) -> SenderStats {
         let srtt = self.rtt.srtt_us();
         let min_rtt = self.min_rtt.get();

@@ -493,6 +493,10 @@ def _result(document: dict[str, Any], plan: emu_plan.EmuPlan, raw: dict[str, Any
                 "stack": "linux",
                 "goodput_mbps": last["bytes_acked"] * 8 / active_s / 1e6,
                 **rtt_statistics(srtts),
+                # srtt sampled every interval: its mean is the time average; the kernel's
+                # per-ACK updates are not observable from ss.
+                "srtt_mean_ms": float(np.mean(srtts)) if srtts else None,
+                "srtt_update_mean_ms": None,
                 # The smallest of the run: the kernel's min RTT is a 5-minute windowed minimum
                 # (tcp_min_rtt_wlen), which forgets the handshake in runs of 300 s.
                 "min_rtt_ms": min((x["min_rtt_us"] for x in samples if x["min_rtt_us"]), default=0) / 1e3 or None,

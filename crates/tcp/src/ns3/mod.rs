@@ -648,6 +648,11 @@ impl Ns3Sender {
         self.bytes_in_flight();
     }
 
+    /// The smoothed RTT (`TcpSocketState::m_srtt`); None before the first measurement.
+    pub fn srtt(&self) -> Option<SimDuration> {
+        (self.tcb.srtt > SimDuration::ZERO).then_some(self.tcb.srtt)
+    }
+
     pub fn stats(&self) -> SenderStats {
         let mss = self.cfg.mss;
         let srtt = self.tcb.srtt;
