@@ -32,6 +32,7 @@ def test_the_headline_metrics_of_a_run() -> None:
         "rtt_mean_ms": 40.0,
         "rtt_p95_ms": 77.5,
         "srtt_mean_ms": 36.0,
+        "srtt_update_mean_ms": None,
         "retransmits": 7.0,
         "retransmit_pct": 1.0,
         "fairness_jain": 0.8,

@@ -27,6 +27,13 @@ def test_a_study_reproduces_from_python_and_resumes(tmp_path: Path) -> None:
     assert done.axes == ["cc"] and done.table["cc"].to_list() == ["cubic", "bbr"]
     assert done.report == tmp_path / "out" / "report.html" and done.report.is_file()
     assert not (tmp_path / "out" / "figures").exists()
+    page = done.report.read_text(encoding="utf-8")
+    published = page[page.index("<h2>Published vs tcplab</h2>") : page.index("<h2>Findings")]
+    # rtt-lens's two published numbers, each beside its case's mean, in the study's unit
+    bbr = done.table.filter(pl.col("cc") == "bbr")["srtt_mean_ms_mean"][0]
+    assert "BBR settles near 50 ms of RTT" in published and f"{bbr:.4g}" in published
+    assert f"{100 * (bbr - 50) / 50:+.1f} %" in published
+    assert "CUBIC loses up to 2 % of its packets" in published and "0 to 2" in published
     meta = json.loads((tmp_path / "out" / "reproduce.json").read_text())
     assert (meta["study"], meta["quick"], meta["engine"], meta["jobs"], meta["figure_formats"]) == (
         "rtt-lens",
@@ -152,3 +159,61 @@ def test_the_aqm_campaign_shows_the_aqms_holding_delay_where_drop_tail_fills_the
         assert rtt[("cubic", queue, "533pkt")] < 100, (queue, rtt[("cubic", queue, "533pkt")])
         assert rtt[("newreno", queue, "533pkt")] < rtt[("newreno", "droptail", "533pkt")] / 1.5, queue
     assert (tmp_path / "aqm" / "index.parquet").exists()
+
+
+def test_every_study_s_published_numbers_name_its_cases_and_metrics() -> None:
+    import tomllib
+
+    from tcplab.metrics import METRICS
+    from tcplab.studies import all_studies, assumptions_of, published_of
+
+    counts = {}
+    for name, study in all_studies().items():
+        document = tomllib.loads(study.path.read_text(encoding="utf-8"))
+        counts[name] = len(published_of(document, name, METRICS))
+        assumptions_of(document, name)
+    assert counts == {"deep-buffer": 0, "mmwave-5cc": 1, "rtt-lens": 2, "siad-mmwave": 16, "wifi-cubic-bbr": 10}
+
+
+def test_published_numbers_in_the_study_s_unit() -> None:
+    from tcplab.studies import Published
+
+    mib = Published("goodput", "text", {}, "goodput_mbps", "Mibit/s", 8.65102)
+    # 9.07 Mbit/s is 9.07e6 / 1048576 = 8.649826 Mibit/s, 0.0138 % below the study's 8.65102
+    assert abs(mib.from_metric(9.07) - 8.649826) < 1e-6
+    assert abs(mib.difference(mib.from_metric(9.07)) + 0.000138) < 1e-6
+    band = Published("loss", "text", {}, "retransmit_pct", "%", (0.0, 2.0))
+    assert (band.difference(1.5), band.difference(3.0)) == (0.0, 0.5)
+
+
+# A valid published entry of a study whose one axis is cc.
+ENTRY = {"what": "x", "source": "text", "case": {"cc": "cubic"}, "metric": "goodput_mbps", "unit": "Mbit/s", "value": 1.0}
+
+
+@pytest.mark.parametrize(
+    ("table", "message"),
+    [
+        ({"assumptions": {"segment": "x"}}, "study.assumptions.segment: no such axis; the axes are cc"),
+        ({"assumptions": {"cc": ""}}, "study.assumptions.cc must say what is assumed"),
+        ({"published": [{"what": "x"}]}, "study.published.0 must have exactly the keys case, metric, source, unit, value, what"),
+        ({"published": [dict(ENTRY, case={"cc": "reno"})]}, "study.published.0.case: cc = 'reno' is not a value of an axis"),
+        (
+            {"published": [dict(ENTRY, metric="speed")]},
+            "study.published.0.metric: 'speed' is not a metric; allowed: goodput_mbps, ",
+        ),
+        (
+            {"published": [dict(ENTRY, unit="ms")]},
+            "study.published.0.unit: 'ms' does not fit goodput_mbps; allowed: Mbit/s, Mibit/s",
+        ),
+        ({"published": [dict(ENTRY, value=[3, 1])]}, "study.published.0.value must be a number or a range [low, high]"),
+    ],
+)
+def test_a_bad_published_number_or_assumption_is_one_line(table: dict, message: str) -> None:
+    from tcplab.metrics import METRICS
+    from tcplab.studies import StudyFormatError, assumptions_of, published_of
+
+    document = {"study": {"axes": {"cc": {"cubic": {}, "bbr": {}}}, **table}}
+    with pytest.raises(StudyFormatError) as caught:
+        published_of(document, "s", METRICS)
+        assumptions_of(document, "s")
+    assert str(caught.value).startswith(f"s: {message}") and "\n" not in str(caught.value)

@@ -553,7 +553,7 @@ def test_an_unknown_case_is_a_one_line_error_listing_the_cases(tmp_path: Path) -
 @pytest.mark.parametrize(
     ("study_table", "expected"),
     [
-        ('[study]\nname = "x"\n', "[study] may only hold axes, quick, seeds"),
+        ('[study]\nname = "x"\n', "[study] may only hold assumptions, axes, published, quick, seeds"),
         ("[study.axes]\ncc = 1\n", "study.axes.cc must be a table of values"),
         ("[study.axes.cc]\nbbr = 1\n", "study.axes.cc.bbr must be a table of dotted-key overrides"),
     ],

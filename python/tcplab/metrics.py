@@ -17,6 +17,7 @@ METRICS = (
     "rtt_mean_ms",
     "rtt_p95_ms",
     "srtt_mean_ms",
+    "srtt_update_mean_ms",
     "retransmits",
     "retransmit_pct",
     "fairness_jain",
@@ -56,14 +57,14 @@ def busiest_link(summary: Mapping[str, Any]) -> dict[str, Any] | None:
 def metrics(summary: Mapping[str, Any], scenario: Mapping[str, Any] | None = None) -> dict[str, float | None]:
     """The headline metrics of one run (no wall-clock values): the flows' total goodput, the
     mean of their mean RTTs, the largest p95 RTT, the mean of their time-averaged smoothed
-    RTTs, all retransmits and their share of the segments sent (%), Jain's index, the busiest
+    RTTs and of the means of their per-ACK updates, all retransmits and their share of the segments sent (%), Jain's index, the busiest
     link's utilization and drops, WiFi's AP drop ratio, collisions and busy airtime, and each
     flow's goodput and mean RTT as flow<id>_<metric>; with the scenario of a dumbbell, also
     the goodput as a percentage of the bottleneck's rate."""
     flows = summary["flows"]
     rtts = [f["rtt_mean_ms"] for f in flows if f.get("rtt_mean_ms") is not None]
     p95s = [f["rtt_p95_ms"] for f in flows if f.get("rtt_p95_ms") is not None]
-    srtts = [f["srtt_mean_ms"] for f in flows if f.get("srtt_mean_ms") is not None]
+    srtts, updates = ([f[key] for f in flows if f.get(key) is not None] for key in ("srtt_mean_ms", "srtt_update_mean_ms"))
     sent = sum(f.get("segments_sent") or 0 for f in flows)
     busiest = busiest_link(summary)
     values: dict[str, float | None] = {
@@ -71,6 +72,7 @@ def metrics(summary: Mapping[str, Any], scenario: Mapping[str, Any] | None = Non
         "rtt_mean_ms": sum(rtts) / len(rtts) if rtts else None,
         "rtt_p95_ms": max(p95s) if p95s else None,
         "srtt_mean_ms": sum(srtts) / len(srtts) if srtts else None,
+        "srtt_update_mean_ms": sum(updates) / len(updates) if updates else None,
         "retransmits": float(sum(f["retransmits"] for f in flows)),
         "retransmit_pct": 100 * sum(f["retransmits"] for f in flows) / sent if sent else 0.0,
         "fairness_jain": summary["fairness_jain"],

@@ -18,6 +18,7 @@ import itertools
 import json
 import math
 import time
+import tomllib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -27,8 +28,9 @@ import polars as pl
 from .. import _core
 from ..emu.settings import KERNEL_CC_NAMES
 from ..emu.study import emulated_cases
-from ..metrics import metrics
+from ..metrics import METRICS, metrics
 from ..result import Result
+from ..studies import Published, assumptions_of, published_of
 from ..sweep.campaign import study_campaign
 from ..sweep.store import aggregate
 from .findings import StudyRuns, Verdict, check
@@ -82,7 +84,10 @@ def build_report(directory: Path, progress: Callable[[float], None] | None = Non
             run = run_for_case(dict(zip(spec.axes, params, strict=True)))
             if run is not None:
                 runs_by_case["-".join(params)] = run
+    document = tomllib.loads((directory / "campaign.toml").read_text(encoding="utf-8"))
+    beside = _published_html(spec, table, published_of(document, study, METRICS), assumptions_of(document, study))
     page = _page(meta, spec, index, table, verdicts, panels, directory, time.perf_counter() - started, runs_by_case)
+    page = page.replace("<h2>Findings", beside + "<h2>Findings", 1)
     if kernel:
         page = page.replace(
             "<h2>Setup</h2>", _kernel_section(spec, kernel, run_for_case, kernel_panels, quick) + "<h2>Setup</h2>"
@@ -96,6 +101,45 @@ def _case_params(spec: Any, case: str) -> dict[str, str]:
         if "-".join(params) == case:
             return dict(zip(spec.axes, params, strict=True))
     raise KeyError(case)
+
+
+def _published_html(spec: Any, table: pl.DataFrame, published: list[Published], assumptions: dict[str, str]) -> str:
+    """The study's published numbers beside tcplab's (mean ± 95 % CI over seeds, in the
+    study's unit, and the difference in %), a row per value of the axes an entry leaves open;
+    then what each assumption axis sweeps. Empty for a study with neither."""
+    parts = []
+    if assumptions:
+        items = "".join(
+            f"<li><b>{html.escape(axis)}</b> ({html.escape(', '.join(str(v) for v, _ in spec.axes[axis]))}): {html.escape(text)}</li>"
+            for axis, text in assumptions.items()
+        )
+        parts.append(f"<h2>Assumptions: what the study leaves open, swept as axes</h2><ul>{items}</ul>")
+    if published:
+        head = ["published", "case", "study's value", "tcplab mean ± 95 % CI", "Δ", "unit", "source"]
+        rows = []
+        for entry in published:
+            free = [axis for axis in spec.axes if axis not in entry.case]
+            for combination in itertools.product(*[[str(v) for v, _ in spec.axes[axis]] for axis in free]):
+                case = {**entry.case, **dict(zip(free, combination, strict=True))}
+                found = table.filter(*[pl.col(k) == v for k, v in case.items()]) if table.height else table
+                mean = found[f"{entry.metric}_mean"][0] if found.height == 1 and f"{entry.metric}_mean" in found.columns else None
+                ci = found[f"{entry.metric}_ci95"][0] if mean is not None else None
+                ours = (
+                    "–"
+                    if mean is None
+                    else f"{entry.from_metric(mean):.4g}" + ("" if ci is None else f" ± {entry.from_metric(ci):.2g}")
+                )
+                delta = "–" if mean is None else f"{100 * entry.difference(entry.from_metric(mean)):+.1f} %"
+                value = entry.value if not isinstance(entry.value, tuple) else f"{entry.value[0]:g} to {entry.value[1]:g}"
+                rows.append(
+                    [entry.what, "-".join(case[a] for a in spec.axes if a in case), value, ours, delta, entry.unit, entry.source]
+                )
+        parts.append(
+            "<h2>Published vs tcplab</h2><p>Each number the study publishes, beside tcplab's in the same case and unit, "
+            "for each value of the axes the study does not fix (the stack, the assumptions); Δ is tcplab's difference "
+            "from it (0 inside a published range).</p>" + table_html(head, rows)
+        )
+    return "".join(parts)
 
 
 def _kernel_panels(spec: Any, kernel: dict[str, Result], run_for_case: Any) -> list[tuple[Panel, list[Trace]]]:

@@ -18,11 +18,31 @@ stack: `siad-mmwave:ns3-bbr-4MB`). `study.seeds` is how many
 replications `tcplab reproduce` runs of every case, and `[study.quick]` holds the overrides of
 `--quick` (shorter runs). The `study` table is metadata: it is removed before the scenario is
 validated, and the study name alone runs the file's own values.
+
+Two more tables tie a study file to the paper it reproduces; the report shows both:
+
+    [study.assumptions]
+    segment = "the segment size: the study does not say; ns-3's default is 536 B"
+
+names the axes that sweep what the study leaves open (each key an axis, its text what is
+assumed), and each `[[study.published]]` entry is one number the study publishes:
+
+    [[study.published]]
+    what = "CUBIC goodput, 1 flow, P2P"   # the study's words
+    source = "text, section 4"            # where it says so
+    case = { access = "p2p", flows = "1-cubic" }
+    metric = "goodput_mbps"               # a column of the campaign index (tcplab.metrics)
+    unit = "Mibit/s"                      # the study's unit (see UNITS)
+    value = 8.65102                       # or [low, high] for a range it gives
+
+The report sets it beside tcplab's mean ± 95 % CI in the case, for every value of the axes
+the entry leaves out (the stack, the assumptions), with the difference in %.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -31,8 +51,19 @@ from typing import Any
 
 STUDY_DIRECTORY = Path(__file__).parent
 STUDY_TABLE = "study"
-# axes: the cases; seeds: replications `tcplab reproduce` runs; quick: overrides for --quick.
-STUDY_KEYS = {"axes", "seeds", "quick"}
+# axes: the cases; seeds: replications `tcplab reproduce` runs; quick: overrides for --quick;
+# assumptions and published: see the module doc.
+STUDY_KEYS = {"axes", "seeds", "quick", "assumptions", "published"}
+PUBLISHED_KEYS = {"what", "source", "case", "metric", "unit", "value"}
+# A published number's unit -> (the unit of the metrics it may be compared with, as their names
+# end, and the factor from that unit to it). A study's "Mbps" of 2^20 bit/s is Mibit/s.
+UNITS = {
+    "Mbit/s": ("_mbps", 1.0),
+    "Mibit/s": ("_mbps", 1e6 / 2**20),
+    "ms": ("_ms", 1.0),
+    "%": ("_pct", 1.0),
+    "ratio": ("", 1.0),
+}
 CASE_SEPARATOR = ":"
 
 
@@ -82,6 +113,87 @@ def cases_of(document: Mapping[str, Any], origin: str) -> dict[str, dict[str, An
         name = "-".join(value for value, _ in combination)
         cases[name] = {key: item for _, overrides in combination for key, item in overrides.items()}
     return cases
+
+
+@dataclass(frozen=True)
+class Published:
+    """One number a study publishes (see the module doc); `value` is a number or a range."""
+
+    what: str
+    source: str
+    case: dict[str, str]
+    metric: str
+    unit: str
+    value: float | tuple[float, float]
+
+    def from_metric(self, x: float) -> float:
+        """A value of `metric` in the study's unit."""
+        return x * UNITS[self.unit][1]
+
+    def difference(self, x: float) -> float:
+        """How far `x` (in the study's unit) is from the published value, as a fraction of it:
+        0 inside a published range, else from its nearest end."""
+        if isinstance(self.value, tuple):
+            low, high = self.value
+            nearest = low if x < low else high if x > high else x
+            return 0.0 if nearest == x else (x - nearest) / nearest if nearest else math.inf
+        return (x - self.value) / self.value if self.value else math.inf
+
+
+def assumptions_of(document: Mapping[str, Any], origin: str) -> dict[str, str]:
+    """The `[study.assumptions]` of a study document: axis -> what it assumes."""
+    table = document.get(STUDY_TABLE, {}).get("assumptions", {})
+    axes = document.get(STUDY_TABLE, {}).get("axes", {})
+    for axis, text in table.items():
+        if axis not in axes:
+            raise StudyFormatError(f"{origin}: study.assumptions.{axis}: no such axis; the axes are {', '.join(axes) or 'none'}")
+        if not isinstance(text, str) or not text.strip():
+            raise StudyFormatError(f"{origin}: study.assumptions.{axis} must say what is assumed (a non-empty string)")
+    return dict(table)
+
+
+def published_of(document: Mapping[str, Any], origin: str, metrics: tuple[str, ...]) -> list[Published]:
+    """The `[[study.published]]` entries of a study document, checked against its axes and
+    against `metrics` (the columns a campaign's index has)."""
+    axes = document.get(STUDY_TABLE, {}).get("axes", {})
+    entries = []
+    for i, entry in enumerate(document.get(STUDY_TABLE, {}).get("published", [])):
+        where = f"{origin}: study.published.{i}"
+        if not isinstance(entry, Mapping) or set(entry) != PUBLISHED_KEYS:
+            raise StudyFormatError(f"{where} must have exactly the keys {', '.join(sorted(PUBLISHED_KEYS))}")
+        case = entry["case"]
+        if not isinstance(case, Mapping):
+            raise StudyFormatError(f"{where}.case must be a table of axis = value")
+        for axis, value in case.items():
+            if value not in axes.get(axis, {}):
+                raise StudyFormatError(f"{where}.case: {axis} = {value!r} is not a value of an axis of the study")
+        if entry["metric"] not in metrics:
+            raise StudyFormatError(f"{where}.metric: {entry['metric']!r} is not a metric; allowed: {', '.join(metrics)}")
+        if entry["unit"] not in UNITS or not entry["metric"].endswith(UNITS[entry["unit"]][0]):
+            fitting = [u for u, (suffix, _) in UNITS.items() if entry["metric"].endswith(suffix) and suffix]
+            raise StudyFormatError(
+                f"{where}.unit: {entry['unit']!r} does not fit {entry['metric']}; allowed: {', '.join(fitting or ['ratio'])}"
+            )
+        value = entry["value"]
+        is_range = (
+            isinstance(value, list)
+            and len(value) == 2
+            and all(isinstance(v, int | float) for v in value)
+            and value[0] <= value[1]
+        )
+        if not (isinstance(value, int | float) or is_range):
+            raise StudyFormatError(f"{where}.value must be a number or a range [low, high]")
+        entries.append(
+            Published(
+                str(entry["what"]),
+                str(entry["source"]),
+                dict(case),
+                entry["metric"],
+                entry["unit"],
+                (float(value[0]), float(value[1])) if is_range else float(value),
+            )
+        )
+    return entries
 
 
 def quick_overrides(path: Path) -> dict[str, Any]:
