@@ -134,6 +134,21 @@ def test_a_study_with_a_stack_axis_has_each_finding_checked_on_each_stack(tmp_pa
     assert [v.finding.split(":")[0] for v in close] == ["ns-3's TCP (tcp.stack = ns3)", "Linux TCP (tcp.stack = linux)"]
     assert [v.reproduced for v in close] == [True, False]
     assert "25.0 %" in close[1].evidence
+    # An assumption axis splits the verdicts again: per stack and assumed value.
+    table = pl.concat([table.with_columns(rlc=pl.lit(rlc)) for rlc in ("ns3-timers", "study-file")])
+    index = table.select("stack", "cc", "buffer", "rlc").with_columns(
+        run_id=pl.format("{}-{}-{}-{}", "stack", "cc", "buffer", "rlc"), status=pl.lit("ok")
+    )
+    close = [
+        v for v in check("siad-mmwave", StudyRuns(tmp_path, index, table), ("rlc",)) if "SIAD and BBR are within" in v.finding
+    ]
+    assert [v.finding.split(":")[0] for v in close] == [
+        "ns-3's TCP (tcp.stack = ns3), rlc ns3-timers",
+        "Linux TCP (tcp.stack = linux), rlc ns3-timers",
+        "ns-3's TCP (tcp.stack = ns3), rlc study-file",
+        "Linux TCP (tcp.stack = linux), rlc study-file",
+    ]
+    assert [v.reproduced for v in close] == [True, False, True, False]
 
 
 def test_a_trace_takes_the_colour_of_the_algorithm_it_names() -> None:

@@ -64,7 +64,9 @@ def build_report(directory: Path, progress: Callable[[float], None] | None = Non
     index = pl.read_parquet(index_path) if index_path.is_file() else pl.DataFrame({"run_id": [], "status": []})
     table = aggregate(index, list(spec.axes))
     runs = StudyRuns(directory, index, table)
-    verdicts = check(study, runs) if index.height else []
+    document = tomllib.loads((directory / "campaign.toml").read_text(encoding="utf-8"))
+    assumptions = assumptions_of(document, study)
+    verdicts = check(study, runs, tuple(assumptions)) if index.height else []
 
     def run_for_case(case: dict[str, str]) -> Any:
         # a figure that names no stack shows the study's own (the stack axis's first value)
@@ -84,8 +86,7 @@ def build_report(directory: Path, progress: Callable[[float], None] | None = Non
             run = run_for_case(dict(zip(spec.axes, params, strict=True)))
             if run is not None:
                 runs_by_case["-".join(params)] = run
-    document = tomllib.loads((directory / "campaign.toml").read_text(encoding="utf-8"))
-    beside = _published_html(spec, table, published_of(document, study, METRICS), assumptions_of(document, study))
+    beside = _published_html(spec, table, published_of(document, study, METRICS), assumptions)
     page = _page(meta, spec, index, table, verdicts, panels, directory, time.perf_counter() - started, runs_by_case)
     page = page.replace("<h2>Findings", beside + "<h2>Findings", 1)
     if kernel:

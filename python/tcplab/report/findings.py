@@ -36,10 +36,10 @@ class StudyRuns:
         self.table = table
         self._loaded: dict[str, Result] = {}
 
-    def of_stack(self, stack: str) -> StudyRuns:
-        """The runs of one value of the `stack` axis, as a study without that axis."""
-        only = pl.col("stack") == stack
-        return StudyRuns(self.directory, self.index.filter(only).drop("stack"), self.table.filter(only).drop("stack"))
+    def only(self, **values: str) -> StudyRuns:
+        """The runs of one value of each of some axes, as a study without those axes."""
+        where = [pl.col(axis) == value for axis, value in values.items()]
+        return StudyRuns(self.directory, self.index.filter(*where).drop(*values), self.table.filter(*where).drop(*values))
 
     def mean(self, metric: str, **case: Any) -> float:
         rows = self.table.filter(*[pl.col(k) == v for k, v in case.items()])
@@ -337,17 +337,20 @@ FINDINGS: dict[str, list[tuple[str, Check]]] = {
 STACK_NAMES = {"ns3": "ns-3's TCP (tcp.stack = ns3)", "linux": "Linux TCP (tcp.stack = linux)"}
 
 
-def check(study: str, runs: StudyRuns) -> list[Verdict]:
+def check(study: str, runs: StudyRuns, assumptions: tuple[str, ...] = ()) -> list[Verdict]:
     """Every finding of `study`, checked; a check that cannot run (a case, metric or run missing
     from a partial campaign) is reported as not reproduced, with the reason. A study with a `stack`
-    axis has each finding checked on each stack's runs, the finding prefixed with the stack."""
-    if "stack" not in runs.table.columns:
+    axis or `assumptions` axes (`[study.assumptions]`) has each finding checked on the runs of
+    each combination of their values, the finding prefixed with it."""
+    split = [axis for axis in ("stack", *assumptions) if axis in runs.table.columns]
+    if not split:
         return _check(study, runs, "")
-    return [
-        verdict
-        for stack in runs.table["stack"].unique(maintain_order=True).to_list()
-        for verdict in _check(study, runs.of_stack(stack), f"{STACK_NAMES.get(stack, stack)}: ")
-    ]
+    verdicts = []
+    for combination in runs.table.select(split).unique(maintain_order=True).iter_rows():
+        values = dict(zip(split, combination, strict=True))
+        label = ", ".join(STACK_NAMES.get(v, v) if axis == "stack" else f"{axis} {v}" for axis, v in values.items())
+        verdicts += _check(study, runs.only(**values), f"{label}: ")
+    return verdicts
 
 
 def _check(study: str, runs: StudyRuns, prefix: str) -> list[Verdict]:
