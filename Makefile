@@ -26,16 +26,17 @@ demo: install
 test: install lint test-rust test-python
 
 # Formatting and lints (rustfmt.toml, [tool.ruff] in pyproject.toml); `make format` applies them.
+PY_SOURCES = python tests benches traces crates/net/src/mmwave/direct_beam_loss.py
 lint: install
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets --quiet -- -D warnings
-	$(BIN)/ruff format --check --quiet python tests benches
-	$(BIN)/ruff check --quiet python tests benches
+	$(BIN)/ruff format --check --quiet $(PY_SOURCES)
+	$(BIN)/ruff check --quiet $(PY_SOURCES)
 
 format: install
 	cargo fmt --all
-	$(BIN)/ruff format --quiet python tests benches
-	$(BIN)/ruff check --quiet --fix python tests benches
+	$(BIN)/ruff format --quiet $(PY_SOURCES)
+	$(BIN)/ruff check --quiet --fix $(PY_SOURCES)
 
 test-rust:
 	cargo test --workspace --exclude tcplab-py

@@ -45,8 +45,7 @@ def cellular(seed=1):
 
 def outages():
     """2 s at 12 Mbit/s with no opportunity from 500 to 800 ms and from 1500 to 1700 ms."""
-    down = lambda ms: 500 <= ms < 800 or 1500 <= ms < 1700
-    return opportunities([0.0 if down(ms) else 12.0 for ms in range(2000)])
+    return opportunities([0.0 if 500 <= ms < 800 or 1500 <= ms < 1700 else 12.0 for ms in range(2000)])
 
 
 def main():

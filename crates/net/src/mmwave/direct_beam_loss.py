@@ -7,6 +7,7 @@ array gain, TR 38.901 UMi-Street Canyon at 28 GHz, d2D 150 m, hBS 10 m, hUT 1.5 
 coupling), isotropic elements, lambda/2 UPAs in the y-z plane, both steered at the geometric
 LOS direction. Wideband gain = sum over rays of P_ray * G_bs(ray) * G_ue(ray) (the random ray
 phases and the delays average the cross terms out over 1 GHz)."""
+
 import math
 import random
 import statistics
@@ -21,17 +22,20 @@ C_PHI = {12: 1.146, 19: 1.273}  # Table 7.5-2
 C_THETA = {12: 1.104, 19: 1.184}  # Table 7.5-4
 rad = math.radians
 
+
 def af2(n, x):
     den = math.sin(math.pi * x / 2)
     if abs(den) < 1e-12:
         return n * n
     return (math.sin(n * math.pi * x / 2) / den) ** 2
 
+
 def upa_gain(n, zen, az, zen0, az0):
     """|a^H w|^2 of an n x n lambda/2 UPA (y-z plane) steered at (zen0, az0); max n*n."""
     u = math.sin(rad(zen)) * math.sin(rad(az)) - math.sin(rad(zen0)) * math.sin(rad(az0))
     v = math.cos(rad(zen)) - math.cos(rad(zen0))
     return af2(n, u) * af2(n, v) / (n * n)
+
 
 def one(rng, los, d2d=150.0, hbs=10.0, hut=1.5):
     zod_los = 90 + math.degrees(math.atan2(hbs - hut, d2d))
@@ -55,7 +59,7 @@ def one(rng, los, d2d=150.0, hbs=10.0, hut=1.5):
         asa = 10 ** g(-0.08 * L + 1.81, 0.05 * L + 0.3)
         zsa = 10 ** g(-0.04 * L + 0.92, -0.07 * L + 0.41)
         mu_zsd = max(-0.5, -3.1 * d2d / 1000 + 0.01 * max(hut - hbs, 0) + 0.2)
-        zod_off = -10 ** (-1.5 * math.log10(max(10, d2d)) + 3.3)
+        zod_off = -(10 ** (-1.5 * math.log10(max(10, d2d)) + 3.3))
         K = 0.0
         kr = 0.0
     zsd = 10 ** g(mu_zsd, 0.35)
@@ -71,9 +75,10 @@ def one(rng, los, d2d=150.0, hbs=10.0, hut=1.5):
     pmax = max(p_ang)
     cphi, cth = C_PHI[N], C_THETA[N]
     if los:
-        cphi *= 1.1035 - 0.028 * K - 0.002 * K ** 2 + 0.0001 * K ** 3
-        cth *= 1.3086 + 0.0339 * K - 0.0077 * K ** 2 + 0.0002 * K ** 3
+        cphi *= 1.1035 - 0.028 * K - 0.002 * K**2 + 0.0001 * K**3
+        cth *= 1.3086 + 0.0339 * K - 0.0077 * K**2 + 0.0002 * K**3
     rel = [math.log(x / pmax) for x in p_ang]
+
     def angles(spread, los_dir, off, zenith):
         if zenith:
             base = [-spread * r / cth for r in rel]
@@ -86,20 +91,21 @@ def one(rng, los, d2d=150.0, hbs=10.0, hut=1.5):
             shift = x[0] * base[0] + y[0] + off
             out = [o - shift for o in out]
         return out
+
     aoa = angles(asa, aoa_los, 0.0, False)
     aod = angles(asd, aod_los, 0.0, False)
     zoa = angles(zsa, zoa_los, 0.0, True)
     zod = angles(zsd, zod_los, zod_off, True)
     gain = 0.0
     for n in range(N):
-        if p_ang[n] < pmax * 10 ** -2.5:  # step 6: drop clusters 25 dB below the strongest
+        if p_ang[n] < pmax * 10**-2.5:  # step 6: drop clusters 25 dB below the strongest
             continue
         perms = [rng.sample(range(20), 20) for _ in range(4)]  # step 8
         acc = 0.0
         for m in range(20):
             a_d = aod[n] + c_asd * ALPHA[perms[0][m]]
             a_a = aoa[n] + c_asa * ALPHA[perms[1][m]]
-            z_d = zod[n] + 3 / 8 * 10 ** mu_zsd * ALPHA[perms[2][m]]
+            z_d = zod[n] + 3 / 8 * 10**mu_zsd * ALPHA[perms[2][m]]
             z_a = zoa[n] + c_zsa * ALPHA[perms[3][m]]
             acc += upa_gain(N_BS, z_d, a_d, zod_los, aod_los) * upa_gain(N_UE, z_a, a_a, zoa_los, aoa_los)
         gain += p_nlos[n] / (kr + 1) * acc / 20
@@ -112,5 +118,9 @@ rng = random.Random(int(sys.argv[1]) if len(sys.argv) > 1 else 2)
 n = int(sys.argv[2]) if len(sys.argv) > 2 else 6000
 for los in (True, False):
     x = sorted(one(rng, los, D2D) for _ in range(n))
-    print("LOS " if los else "NLOS", f"mean {statistics.mean(x):.2f} std {statistics.pstdev(x):.2f}",
-          "p1/5/50/95/99:", " ".join(f"{x[int(f * (len(x) - 1))]:.2f}" for f in (0.01, 0.05, 0.5, 0.95, 0.99)))
+    print(
+        "LOS " if los else "NLOS",
+        f"mean {statistics.mean(x):.2f} std {statistics.pstdev(x):.2f}",
+        "p1/5/50/95/99:",
+        " ".join(f"{x[int(f * (len(x) - 1))]:.2f}" for f in (0.01, 0.05, 0.5, 0.95, 0.99)),
+    )
