@@ -58,7 +58,7 @@ def metrics(summary: Mapping[str, Any], scenario: Mapping[str, Any] | None = Non
     """The headline metrics of one run (no wall-clock values): the flows' total goodput, the
     mean of their mean RTTs, the largest p95 RTT, the mean of their time-averaged smoothed
     RTTs and of the means of their per-ACK updates, all retransmits and their share of the segments sent (%), Jain's index, the busiest
-    link's utilization and drops, WiFi's AP drop ratio, collisions and busy airtime, and each
+    link's utilization (an mmWave cell's: its radio's) and drops, WiFi's AP drop ratio, collisions and busy airtime, and each
     flow's goodput and mean RTT as flow<id>_<metric>; with the scenario of a dumbbell, also
     the goodput as a percentage of the bottleneck's rate."""
     flows = summary["flows"]
@@ -79,6 +79,11 @@ def metrics(summary: Mapping[str, Any], scenario: Mapping[str, Any] | None = Non
         "bottleneck_utilization": busiest["utilization"] if busiest else None,
         "bottleneck_drops": float(busiest["drops"]) if busiest else None,
     }
+    radio = summary.get("radio")
+    if radio and all("utilization" in ue for ue in radio):
+        # an mmWave cell's bottleneck is its radio: the busier direction's share of the data
+        # symbols, over all UEs (its wired links are far faster)
+        values["bottleneck_utilization"] = max(sum(ue[key] for ue in radio) for key in ("utilization", "ul_utilization"))
     topology = (scenario or {}).get("topology", {})
     if topology.get("kind") == "dumbbell":
         values["goodput_pct_of_bottleneck"] = 100 * values["goodput_mbps"] * 1e6 / rate_bps(topology["bottleneck"]["rate"])

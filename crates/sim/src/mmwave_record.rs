@@ -75,6 +75,10 @@ pub struct RadioSummary {
     pub harq_retx: u64,
     pub ul_rlc_drops: u64,
     pub ul_harq_retx: u64,
+    /// Share of the data symbols of the run's subframes that carried the UE's TBs, per direction
+    /// (the radio's utilization by this UE).
+    pub utilization: f64,
+    pub ul_utilization: f64,
 }
 
 /// An mmWave cell with what it records.
@@ -176,6 +180,8 @@ impl RecordedCell for RecordedMmwave {
                     harq_retx: snap.harq_retx,
                     ul_rlc_drops: snap.ul_rlc_drops,
                     ul_harq_retx: snap.ul_harq_retx,
+                    utilization: snap.air_share,
+                    ul_utilization: snap.ul_air_share,
                 }
             })
             .collect();

@@ -129,6 +129,13 @@ app = { rate = "200Mbps", packet_size = "900B" }
     let radio = &out.summary.cells["radio"][0];
     assert_eq!(radio["los_fraction"], 1.0);
     assert_eq!(radio["rlc_drops"], 0);
+    // The radio's utilization: at MCS 28 one data symbol carries ~1760 B (3.1 Gb/s over 22
+    // symbols of 10 000 subframes a second); ~2600 B of IP packets and headers a subframe at
+    // 200 Mb/s need 2 of the 22 symbols when they come in one TB: ≈ 0.07-0.09 of the uplink's
+    // symbols. The downlink carries the ACKs only, 1-3 a subframe, but a TB takes at least one
+    // symbol: at most 1/22 = 0.045.
+    let (ul, dl) = (radio["ul_utilization"].as_f64().unwrap(), radio["utilization"].as_f64().unwrap());
+    assert!((0.06..0.1).contains(&ul) && (0.03..=1.0 / 22.0).contains(&dl), "radio utilization UL {ul}, DL {dl}");
     let r = cell_series(&mut out);
     let late = |col: &str| r["t_s"].iter().zip(&r[col]).filter(|(t, _)| **t > 0.5).map(|(_, v)| *v).fold(0.0, f64::max);
     assert_eq!(late("ul_rlc_drops"), 0.0);

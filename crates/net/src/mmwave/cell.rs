@@ -138,12 +138,15 @@ pub struct RadioSnapshot {
     pub rlc_drops: u64,
     /// DL HARQ retransmissions put on air so far.
     pub harq_retx: u64,
+    /// Share of the data symbols of the subframes run so far that carried this UE's DL TBs.
+    pub air_share: f64,
     /// The same for the uplink; the UL MCS is the one new UL TBs would get now.
     pub ul_mcs: Option<u8>,
     pub ul_capacity_mbps: f64,
     pub ul_rlc_backlog_bytes: u64,
     pub ul_rlc_drops: u64,
     pub ul_harq_retx: u64,
+    pub ul_air_share: f64,
 }
 
 /// A TB whose feedback is not yet acted on.
@@ -170,6 +173,8 @@ struct Bearer {
     harq_pdu: [Option<PduId>; HARQ_PROCESSES],
     harq_busy: u32,
     harq_retx: u64,
+    /// Data symbols this direction's TBs occupied on air, new and retransmitted.
+    symbols_on_air: u64,
     /// IP packets offered, lost to RLC tail drop (any fragment), and handed over.
     packets_offered: u64,
     packets_dropped: u64,
@@ -184,6 +189,7 @@ impl Bearer {
             harq_pdu: [None; HARQ_PROCESSES],
             harq_busy: 0,
             harq_retx: 0,
+            symbols_on_air: 0,
             packets_offered: 0,
             packets_dropped: 0,
             packets_delivered: 0,
@@ -284,9 +290,10 @@ pub struct MmWaveCell {
     scheduler: FlexTtiScheduler,
     ues: Vec<UeState>,
     rng: SimRng,
-    /// Start of the next subframe to run, and of the last one run.
+    /// Start of the next subframe to run, and of the last one run; how many have run.
     next_subframe: SimTime,
     last_subframe: SimTime,
+    subframes_run: u64,
     /// Subframe index of `next_subframe` modulo the ring size.
     slot: usize,
     allocations: [Vec<Allocation>; ALLOCATION_SLOTS],
@@ -338,6 +345,7 @@ impl MmWaveCell {
             rng: SimRng::stream(seed, "mmwave/cell/harq"),
             next_subframe: SimTime::ZERO,
             last_subframe: SimTime::ZERO,
+            subframes_run: 0,
             slot: 0,
             allocations: std::array::from_fn(|_| Vec::with_capacity(data_symbols)),
             // At most one outcome per data symbol of the subframes in the ring.
@@ -364,6 +372,8 @@ impl MmWaveCell {
         let ul_mcs = self.ul_mcs(u);
         let capacity = |m: Option<Mcs>| m.map_or(0.0, |m| self.frame.phy_rate_bps(m, self.frame.data_symbols_per_subframe()) / 1e6);
         let [dl, ul] = &u.bearers;
+        let symbols_run = self.subframes_run * u64::from(self.frame.data_symbols_per_subframe());
+        let share = |b: &Bearer| if symbols_run == 0 { 0.0 } else { b.symbols_on_air as f64 / symbols_run as f64 };
         RadioSnapshot {
             sinr_db: u.last.map_or(f64::NAN, |s| s.sinr_db),
             effective_sinr_db: u.last.map_or(f64::NAN, |s| s.effective_sinr_db),
@@ -375,11 +385,13 @@ impl MmWaveCell {
             rlc_backlog_bytes: dl.backlog_bytes(t),
             rlc_drops: dl.packets_dropped,
             harq_retx: dl.harq_retx,
+            air_share: share(dl),
             ul_mcs: Some(ul_mcs.index()),
             ul_capacity_mbps: capacity(Some(ul_mcs)),
             ul_rlc_backlog_bytes: ul.backlog_bytes(t),
             ul_rlc_drops: ul.packets_dropped,
             ul_harq_retx: ul.harq_retx,
+            ul_air_share: share(ul),
         }
     }
 
@@ -445,6 +457,7 @@ impl MmWaveCell {
                 RadioDirection::Ul => self.ul_sinr_db(&sample),
             };
             let bearer = self.ues[a.ue].bearer(a.direction);
+            bearer.symbols_on_air += u64::from(a.symbols);
             if a.retransmission {
                 bearer.harq_retx += 1;
             }
@@ -504,6 +517,7 @@ impl MmWaveCell {
         }
 
         self.last_subframe = t;
+        self.subframes_run += 1;
         self.next_subframe = t + self.frame.tti();
         self.slot = (slot + 1) % ALLOCATION_SLOTS;
     }
