@@ -14,6 +14,12 @@
 //! Without SACK (RFC 6582) `sacked_out` counts duplicate ACKs ("Reno emulation", as Linux).
 //! ns-3's TcpTxBuffer walks its item list per ACK and defines IsLost with DupThresh·MSS
 //! SACKed bytes; the outcome is the same for full-sized segments.
+//!
+//! A SACK ends a segment's outstanding retransmission in Linux (`tcp_sacktag_one` clears
+//! TCPCB_SACKED_RETRANS). ns-3 3.44's `TcpTxBuffer::Update` clears only the lost flag and keeps
+//! `m_retrans`: a SACKed retransmission stays in BytesInFlight (sent − SACKed − lost +
+//! retransmitted) until the cumulative ACK removes it or a timeout (`SetSentListLost`) resets
+//! every retransmitted flag. [`Scoreboard::ns3`] keeps that accounting.
 
 use std::collections::VecDeque;
 use tcplab_cc::rate_sample::TxSnapshot;
@@ -85,6 +91,10 @@ pub(crate) struct Scoreboard {
     sack_cache_len: usize,
     /// Transmissions so far (wrapping), for `Segment::order`.
     transmissions: u32,
+    /// ns-3's accounting: a SACKed segment keeps its outstanding retransmission.
+    sack_keeps_retrans: bool,
+    /// SACKed segments whose retransmission is still counted (ns-3 only; in `retrans_out`).
+    sacked_retrans_out: u32,
 }
 
 impl Scoreboard {
@@ -106,7 +116,14 @@ impl Scoreboard {
             sack_cache: [SackBlock::default(); MAX_SACK_BLOCKS],
             sack_cache_len: 0,
             transmissions: 0,
+            sack_keeps_retrans: false,
+            sacked_retrans_out: 0,
         }
+    }
+
+    /// A scoreboard with ns-3 3.44's retransmission accounting (the module header).
+    pub(crate) fn ns3() -> Self {
+        Scoreboard { sack_keeps_retrans: true, ..Scoreboard::new() }
     }
 
     pub(crate) fn snd_una(&self) -> u32 {
@@ -235,11 +252,17 @@ impl Scoreboard {
             self.lost_out -= 1;
             self.lost_bytes -= payload;
         }
+        let mut cleared = LOST;
         if seg.retrans_outstanding() {
-            self.retrans_out -= 1;
-            self.retrans_bytes -= payload;
+            if self.sack_keeps_retrans {
+                self.sacked_retrans_out += 1;
+            } else {
+                self.retrans_out -= 1;
+                self.retrans_bytes -= payload;
+                cleared |= RETRANS;
+            }
         }
-        seg.flags = (seg.flags & !(LOST | RETRANS)) | SACKED;
+        seg.flags = (seg.flags & !cleared) | SACKED;
         self.sacked_out += 1;
         self.sacked_bytes += payload;
         self.highest_sack_end = self.highest_sack_end.max(seq + 1);
@@ -270,6 +293,7 @@ impl Scoreboard {
             if seg.retrans_outstanding() {
                 self.retrans_out -= 1;
                 self.retrans_bytes -= payload;
+                self.sacked_retrans_out -= u32::from(seg.sacked());
             }
             self.bytes_out -= u64::from(seg.payload);
             self.snd_una += 1;
@@ -358,12 +382,21 @@ impl Scoreboard {
     /// retransmissions included, except segments after the first sent later than `spare`
     /// (RACK: not yet due). Returns the number of newly lost segments. O(window), once per
     /// timeout.
+    /// With ns-3's accounting the SACKed segments' retransmissions end too (`SetSentListLost`).
     pub(crate) fn mark_all_lost(&mut self, spare: Option<SimTime>) -> u32 {
         let mut newly = 0;
         for seq in self.snd_una..self.snd_nxt() {
             if seq == self.snd_una || spare.is_none_or(|t| self.get(seq).sent <= t) {
                 newly += self.mark_lost(seq);
             }
+        }
+        if self.sacked_retrans_out > 0 {
+            for seg in self.segs.iter_mut().filter(|s| s.sacked() && s.retrans_outstanding()) {
+                seg.flags &= !RETRANS;
+                self.retrans_out -= 1;
+                self.retrans_bytes -= u64::from(seg.payload);
+            }
+            self.sacked_retrans_out = 0;
         }
         self.mark_seq = self.snd_nxt();
         self.sacked_below_mark = self.sacked_out;
@@ -374,7 +407,7 @@ impl Scoreboard {
     /// The next segment to retransmit (lost, not SACKed, no retransmission outstanding),
     /// lowest first (RFC 6675 NextSeg rule 1; Linux `tcp_xmit_retransmit_queue`).
     pub(crate) fn next_retransmit(&mut self) -> Option<u32> {
-        if self.retrans_out >= self.lost_out {
+        if self.retrans_out - self.sacked_retrans_out >= self.lost_out {
             return None;
         }
         let snd_nxt = self.snd_nxt();
@@ -484,6 +517,44 @@ mod tests {
         assert_eq!(acked, 6);
         assert_eq!((sb.lost_out(), sb.retrans_out(), sb.sacked_out(), sb.packets_out()), (0, 0, 0, 4));
         assert_eq!(sb.bytes_out(), 4000);
+    }
+
+    /// Segments 0 and 1 lost (2–5 SACKed) and both resent; then the retransmission of 1 is
+    /// SACKed. Linux: it leaves the pipe. ns-3 3.44: it stays in BytesInFlight (the SACK clears
+    /// only its lost flag) until the cumulative ACK or a timeout.
+    #[test]
+    fn ns3_keeps_a_sacked_retransmission_in_flight_until_acked_or_timeout() {
+        let resent = |mut sb: Scoreboard| {
+            for _ in 0..10 {
+                sb.push(Segment::new(1000, SimTime::ZERO, TxSnapshot::default()));
+            }
+            sack(&mut sb, &[(2, 6)]);
+            sb.mark_lost_from_sacks(10);
+            for seq in [0, 1] {
+                sb.record_retransmit(seq, SimTime(5), TxSnapshot::default());
+            }
+            // 10 out − 4 SACKed − 2 lost + 2 resent
+            assert_eq!((sb.in_flight(), sb.in_flight_bytes()), (6, 6000));
+            sack(&mut sb, &[(1, 6)]);
+            sb
+        };
+        let linux = resent(Scoreboard::new());
+        assert_eq!((linux.sacked_out(), linux.lost_out(), linux.retrans_out(), linux.in_flight()), (5, 1, 1, 5));
+
+        let mut ns3 = resent(Scoreboard::ns3());
+        // 10 − (5 SACKed + 1 lost) + 2 resent: still 6, and 6000 bytes
+        assert_eq!((ns3.sacked_out(), ns3.lost_out(), ns3.retrans_out(), ns3.in_flight()), (5, 1, 2, 6));
+        assert_eq!((ns3.in_flight_bytes(), ns3.retrans_bytes()), (6000, 2000));
+        // segment 0 is lost and resent, 1 SACKed: nothing to retransmit
+        assert_eq!(ns3.next_retransmit(), None);
+        // a timeout resets every retransmitted flag: 0 and 6–9 lost, 1–5 SACKed, none in flight
+        let mut timed_out = ns3.clone();
+        timed_out.mark_all_lost(None);
+        assert_eq!((timed_out.lost_out(), timed_out.retrans_out(), timed_out.in_flight(), timed_out.retrans_bytes()), (5, 0, 0, 0));
+        assert_eq!(timed_out.next_retransmit(), Some(0));
+        // the cumulative ACK of 0–5 removes both retransmissions: 6–9 left in flight
+        ns3.ack_to(6, |_, _| {});
+        assert_eq!((ns3.retrans_out(), ns3.retrans_bytes(), ns3.in_flight(), ns3.sacked_retrans_out), (0, 0, 4, 0));
     }
 
     #[test]

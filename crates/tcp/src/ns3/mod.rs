@@ -8,6 +8,8 @@
 //! SACK: ACKs that SACK something new) move Open → Disorder → Recovery at the third or when the
 //! head is lost; PRR in Recovery; `PktsAcked` and, in Open only, `IncreaseWindow`; a partial
 //! ACK retransmits the next hole at once; (5) `CongControl` with a rate sample for BBR.
+//! BytesInFlight is `TcpTxBuffer`'s: a SACKed retransmission stays in it until the cumulative
+//! ACK or a timeout (`Scoreboard::ns3`).
 //! Sending is `SendPendingData`: while min(cwnd, rwnd) − BytesInFlight holds a segment,
 //! RFC 6675 NextSeg (lost segments first, then new data), one segment per pacing interval when
 //! pacing is on (never for the initial window).
@@ -111,7 +113,7 @@ impl Ns3Sender {
             rwnd: cfg.rcv_buf_bytes,
             cc,
             tcb,
-            sb: Scoreboard::new(),
+            sb: Scoreboard::ns3(),
             rtt: RttMeanDeviation::default(),
             rto_deadline: None,
             history: VecDeque::new(),

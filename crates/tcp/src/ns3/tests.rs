@@ -155,3 +155,32 @@ fn without_sack_recovery_with_an_empty_pipe_keeps_cwnd() {
     let out = drain(&mut s, at_us(80_200));
     assert!(out[0].is_retransmit && out[0].header.seq == 0);
 }
+
+#[test]
+fn a_sacked_retransmission_stays_in_bytes_in_flight_until_the_cumulative_ack() {
+    let (mut s, sent) = established();
+    let ts = sent[0].header.tsval;
+    let sends = |s: &mut Ns3Sender, at: u64, blocks: &[(u32, u32)]| {
+        s.on_ack(at_us(at), &ack(0, ts, blocks));
+        let in_flight = s.tcb().bytes_in_flight;
+        let out: Vec<(u32, bool)> = drain(s, at_us(at)).iter().map(|t| (t.header.seq, t.is_retransmit)).collect();
+        (in_flight, out)
+    };
+    // Segments 0 and 1 lost. SACKs of 2, 3 (Disorder: new 10, 11 go), then 4: Recovery with 0
+    // and 1 lost (three SACKed above 1), 0 resent at once. SACK of 5: 1 resent; of 6: new 12.
+    sends(&mut s, 80_100, &[(2, 3)]);
+    sends(&mut s, 80_200, &[(2, 4)]);
+    assert_eq!(sends(&mut s, 80_300, &[(2, 5)]).1, [(0, true)]);
+    assert_eq!(sends(&mut s, 80_400, &[(2, 6)]).1, [(1, true)]);
+    // 13 sent (0–12) − 5 SACKed − 2 lost + 2 resent = 8 segments once 12 is out
+    assert_eq!(sends(&mut s, 80_500, &[(2, 7)]), (7 * MSS, vec![(12, false)]));
+    assert_eq!(s.tcb().bytes_in_flight, 8 * MSS);
+    // The resent 1 is SACKed: TcpTxBuffer::Update clears its lost flag and keeps m_retrans,
+    // so BytesInFlight stays 13 − (6 SACKed + 1 lost) + 2 resent = 8 (Linux: 7).
+    let (in_flight, out) = sends(&mut s, 80_600, &[(1, 7)]);
+    assert_eq!(in_flight, 8 * MSS);
+    assert_eq!(out, [(13, false)], "PRR's share of the delivered segments");
+    // The full ACK of 0–11 removes both retransmissions: 12 and 13 are in flight.
+    s.on_ack(at_us(80_700), &ack(12, ts, &[]));
+    assert_eq!((s.tcb().cong_state, s.tcb().bytes_in_flight), (CongState::Open, 2 * MSS));
+}
