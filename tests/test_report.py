@@ -32,9 +32,12 @@ def reproduced(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_the_report_is_one_offline_page_with_findings_table_and_figures(reproduced: Path) -> None:
     page = (reproduced / "report.html").read_text()
     assert "tcplab: rtt-lens (--quick)" in page and "--quick: every run was shortened" in page
-    assert re.search(r"Findings \(\d of 5 reproduced\)", page)
-    assert page.count("<li class='yes'>") + page.count("<li class='no'>") == 5
-    assert "BBR mean RTT" in page and "± " in page
+    assert re.search(r"Findings \(\d of 6 reproduced\)", page)
+    assert page.count("<li class='yes'>") + page.count("<li class='no'>") == 6
+    assert "BBR smoothed RTT, time average" in page and "± " in page
+    # The one miss a drop-tail buffer explains says so.
+    miss = next(item for item in page.split("<li ") if "CUBIC&#x27;s RTT drains below 100 ms" in item)
+    assert miss.startswith("class='no'>") and "Why: a drop-tail buffer cannot give both" in miss
     assert "<td style='text-align:left'>topology.bottleneck.rate</td><td style='text-align:left'>10Mbps</td>" in page
     assert page.count("resolved scenario of ") == 2 and "resolved scenario of bbr (seed 1)" in page
     assert page.count("Plotly.newPlot(") == 2

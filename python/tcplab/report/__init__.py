@@ -442,6 +442,10 @@ def _resolved_scenarios(runs_by_case: dict[str, Any]) -> str:
     )
 
 
+def _mechanism(verdict: Verdict) -> str:
+    return "" if verdict.mechanism is None else f"<br><span class='evidence'>Why: {html.escape(verdict.mechanism)}</span>"
+
+
 def _page(
     meta: dict[str, Any],
     spec: Any,
@@ -457,7 +461,7 @@ def _page(
     ok = index.filter(pl.col("status") == "ok").height
     reproduced = sum(v.reproduced for v in verdicts)
     findings = "".join(
-        f"<li class='{'yes' if v.reproduced else 'no'}'><b>{'reproduced' if v.reproduced else 'not reproduced'}</b>: {html.escape(v.finding)}<br><span class='evidence'>{html.escape(v.evidence)}</span></li>"
+        f"<li class='{'yes' if v.reproduced else 'no'}'><b>{'reproduced' if v.reproduced else 'not reproduced'}</b>: {html.escape(v.finding)}<br><span class='evidence'>{html.escape(v.evidence)}</span>{_mechanism(v)}</li>"
         for v in verdicts
     )
     study_file = (directory / "campaign.toml").read_text(encoding="utf-8")
