@@ -125,13 +125,17 @@ def _published_html(spec: Any, table: pl.DataFrame, published: list[Published], 
                 found = table.filter(*[pl.col(k) == v for k, v in case.items()]) if table.height else table
                 mean = found[f"{entry.metric}_mean"][0] if found.height == 1 and f"{entry.metric}_mean" in found.columns else None
                 ci = found[f"{entry.metric}_ci95"][0] if mean is not None else None
-                ours = (
-                    "–"
-                    if mean is None
-                    else f"{entry.from_metric(mean):.4g}" + ("" if ci is None else f" ± {entry.from_metric(ci):.2g}")
-                )
+                if mean is None:
+                    ours = "–"
+                elif ci is None or identical_across_seeds(mean, ci):
+                    ours = f"{entry.from_metric(mean):.4g}" + ("" if ci is None else " (every seed)")
+                else:
+                    ours = f"{entry.from_metric(mean):.4g} ± {entry.from_metric(ci):.2g}"
                 delta = "–" if mean is None else f"{100 * entry.difference(entry.from_metric(mean)):+.1f} %"
-                value = entry.value if not isinstance(entry.value, tuple) else f"{entry.value[0]:g} to {entry.value[1]:g}"
+                # as the study gives it (up to 6 significant digits)
+                value = (
+                    f"{entry.value:.6g}" if not isinstance(entry.value, tuple) else f"{entry.value[0]:g} to {entry.value[1]:g}"
+                )
                 rows.append(
                     [entry.what, "-".join(case[a] for a in spec.axes if a in case), value, ours, delta, entry.unit, entry.source]
                 )
