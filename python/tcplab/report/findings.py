@@ -8,6 +8,8 @@ each run's time series) and returns (reproduced?, evidence).
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -391,7 +393,7 @@ def _5cc_short_blockage_costs(r: StudyRuns) -> tuple[bool, str]:
         ]
         slow[cc] = float(np.mean(back))
     return min(slow.values()) >= 1.0, "1b, seconds from the end of the 0.4 s blockage to 900 Mb/s (100 ms means): " + ", ".join(
-        f"{cc} {s:.1f}" for cc, s in slow.items()
+        f"{cc} {s:.1f}" if math.isfinite(s) else f"{cc} not within the run" for cc, s in slow.items()
     ) + " (rule: all ≥ 1 s; the study: about 3 s)"
 
 
