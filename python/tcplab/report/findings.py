@@ -9,7 +9,6 @@ each run's time series) and returns (reproduced?, evidence).
 from __future__ import annotations
 
 import math
-
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
