@@ -32,14 +32,16 @@ def reproduced(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_the_report_is_one_offline_page_with_findings_table_and_figures(reproduced: Path) -> None:
     page = (reproduced / "report.html").read_text()
     assert "tcplab: rtt-lens (--quick)" in page and "--quick: every run was shortened" in page
-    assert re.search(r"Findings \(\d of 6 reproduced\)", page)
-    assert page.count("<li class='yes'>") + page.count("<li class='no'>") == 6
+    # 6 findings, checked for each value of the loss assumption
+    assert re.search(r"Findings \(\d+ of 18 reproduced\)", page)
+    assert page.count("<li class='yes'>") + page.count("<li class='no'>") == 18
     assert "BBR smoothed RTT, time average" in page and "± " in page
     # The one miss a drop-tail buffer explains says so.
-    miss = next(item for item in page.split("<li ") if "CUBIC&#x27;s RTT drains below 100 ms" in item)
-    assert miss.startswith("class='no'>") and "Why: a drop-tail buffer cannot give both" in miss
+    miss = next(item for item in page.split("<li ") if "loss none: CUBIC&#x27;s RTT drains below 100 ms" in item)
+    assert miss.startswith("class='no'>") and "Why: with a drop-tail buffer alone CUBIC keeps 0.7" in miss
+    assert "<b>loss</b> (swept: none, random, bursty)" in page and "<b>topology.bottleneck.buffer</b> (fixed: 330pkt)" in page
     assert "<td style='text-align:left'>topology.bottleneck.rate</td><td style='text-align:left'>10Mbps</td>" in page
-    assert page.count("resolved scenario of ") == 2 and "resolved scenario of bbr (seed 1)" in page
+    assert page.count("resolved scenario of ") == 6 and "resolved scenario of bbr-bursty (seed 1)" in page
     assert page.count("Plotly.newPlot(") == 2
     # Offline: the library is inline, nothing is fetched.
     assert "plotly.js v" in page or "Plotly" in page[:5_000_000]
@@ -185,9 +187,17 @@ from .test_emu import needs_root  # noqa: E402 - the same condition as the emula
 def test_backend_both_puts_the_kernel_runs_beside_the_simulated_ones(run_cli, tmp_path: Path) -> None:
     outcome = run_cli("reproduce", "rtt-lens", "--quick", "--backend", "both", "-o", tmp_path / "out", "-j", "2")
     assert outcome.code == 0, outcome.stderr
-    assert sorted(p.name for p in (tmp_path / "out" / "emu").iterdir()) == ["bbr", "cubic"]
+    # the kernel here has no netem: the cases with loss on the path are not emulated, and say why
+    assert sorted(p.name for p in (tmp_path / "out" / "emu").iterdir()) == ["bbr-none", "cubic-none", "skipped.json"]
+    skipped = json.loads((tmp_path / "out" / "emu" / "skipped.json").read_text())
+    assert sorted(skipped) == ["bbr-bursty", "bbr-random", "cubic-bursty", "cubic-random"]
+    assert (
+        skipped["cubic-random"]
+        == "topology.bottleneck.loss: 0.001 needs random loss (netem), which this kernel lacks; allowed: 0"
+    )
     page = (tmp_path / "out" / "report.html").read_text()
     assert "On this machine's kernel (emulation)" in page
     assert page.count("simulator (seed 1)") == 2 and page.count("<td>kernel</td>") == 2
+    assert "Not emulated: this kernel lacks what these cases need." in page
     assert page.count("Plotly.newPlot(") == 2 + 6
     assert len(list((tmp_path / "out" / "figures").iterdir())) == 2 + 6

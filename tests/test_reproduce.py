@@ -22,9 +22,9 @@ CAMPAIGNS = REPOSITORY / "scenarios" / "campaigns"
 def test_a_study_reproduces_from_python_and_resumes(tmp_path: Path) -> None:
     counts: list[Progress] = []
     done = reproduce("rtt-lens", tmp_path / "out", quick=True, jobs=2, figure_formats=(), progress=counts.append)
-    assert (done.runs.total, done.runs.done, done.runs.failed, done.failed) == (6, 6, 0, False)
-    assert len(counts) == 6 and done.kernel == {}
-    assert done.axes == ["cc"] and done.table["cc"].to_list() == ["cubic", "bbr"]
+    assert (done.runs.total, done.runs.done, done.runs.failed, done.failed) == (18, 18, 0, False)
+    assert len(counts) == 18 and done.kernel == {}
+    assert done.axes == ["cc", "loss"] and done.table["cc"].to_list() == ["cubic"] * 3 + ["bbr"] * 3
     assert done.report == tmp_path / "out" / "report.html" and done.report.is_file()
     assert not (tmp_path / "out" / "figures").exists()
     page = done.report.read_text(encoding="utf-8")
@@ -43,7 +43,7 @@ def test_a_study_reproduces_from_python_and_resumes(tmp_path: Path) -> None:
         [],
     )
     again = reproduce("rtt-lens", tmp_path / "out", quick=True, jobs=2, figure_formats=(), report=False)
-    assert (again.runs.skipped, again.runs.done, again.report) == (6, 0, None)
+    assert (again.runs.skipped, again.runs.done, again.report) == (18, 0, None)
     assert again.table.equals(done.table)
 
 
@@ -193,7 +193,7 @@ ENTRY = {"what": "x", "source": "text", "case": {"cc": "cubic"}, "metric": "good
 @pytest.mark.parametrize(
     ("table", "message"),
     [
-        ({"assumptions": {"segment": "x"}}, "study.assumptions.segment: no such axis; the axes are cc"),
+        ({"assumptions": {"segment": "x"}}, "study.assumptions.segment: neither an axis (cc) nor a key the file sets"),
         ({"assumptions": {"cc": ""}}, "study.assumptions.cc must say what is assumed"),
         ({"published": [{"what": "x"}]}, "study.published.0 must have exactly the keys case, metric, source, unit, value, what"),
         ({"published": [dict(ENTRY, case={"cc": "reno"})]}, "study.published.0.case: cc = 'reno' is not a value of an axis"),

@@ -27,10 +27,10 @@ import polars as pl
 
 from .. import _core
 from ..emu.settings import KERNEL_CC_NAMES
-from ..emu.study import emulated_cases
+from ..emu.study import emulated_cases, skipped_cases
 from ..metrics import METRICS, metrics
 from ..result import Result
-from ..studies import Published, assumptions_of, published_of
+from ..studies import Published, assumptions_of, published_of, swept_assumptions
 from ..sweep.campaign import study_campaign
 from ..sweep.store import aggregate
 from .findings import StudyRuns, Verdict, check
@@ -66,7 +66,7 @@ def build_report(directory: Path, progress: Callable[[float], None] | None = Non
     runs = StudyRuns(directory, index, table)
     document = tomllib.loads((directory / "campaign.toml").read_text(encoding="utf-8"))
     assumptions = assumptions_of(document, study)
-    verdicts = check(study, runs, tuple(assumptions)) if index.height else []
+    verdicts = check(study, runs, swept_assumptions(document, study)) if index.height else []
 
     def run_for_case(case: dict[str, str]) -> Any:
         # a figure that names no stack shows the study's own (the stack axis's first value)
@@ -89,9 +89,10 @@ def build_report(directory: Path, progress: Callable[[float], None] | None = Non
     beside = _published_html(spec, table, published_of(document, study, METRICS), assumptions)
     page = _page(meta, spec, index, table, verdicts, panels, directory, time.perf_counter() - started, runs_by_case)
     page = page.replace("<h2>Findings", beside + "<h2>Findings", 1)
-    if kernel:
+    if kernel or skipped_cases(directory):
         page = page.replace(
-            "<h2>Setup</h2>", _kernel_section(spec, kernel, run_for_case, kernel_panels, quick) + "<h2>Setup</h2>"
+            "<h2>Setup</h2>",
+            _kernel_section(spec, kernel, skipped_cases(directory), run_for_case, kernel_panels, quick) + "<h2>Setup</h2>",
         )
     return write_page(directory / REPORT_FILE, page)
 
@@ -111,10 +112,10 @@ def _published_html(spec: Any, table: pl.DataFrame, published: list[Published], 
     parts = []
     if assumptions:
         items = "".join(
-            f"<li><b>{html.escape(axis)}</b> ({html.escape(', '.join(str(v) for v, _ in spec.axes[axis]))}): {html.escape(text)}</li>"
-            for axis, text in assumptions.items()
+            f"<li><b>{html.escape(key)}</b> ({_assumed_values(spec, key)}): {html.escape(text)}</li>"
+            for key, text in assumptions.items()
         )
-        parts.append(f"<h2>Assumptions: what the study leaves open, swept as axes</h2><ul>{items}</ul>")
+        parts.append(f"<h2>Assumptions: what the study leaves open</h2><ul>{items}</ul>")
     if published:
         head = ["published", "case", "study's value", "tcplab mean ± 95 % CI", "Δ", "unit", "source"]
         rows = []
@@ -145,6 +146,16 @@ def _published_html(spec: Any, table: pl.DataFrame, published: list[Published], 
             "from it (0 inside a published range).</p>" + table_html(head, rows)
         )
     return "".join(parts)
+
+
+def _assumed_values(spec: Any, key: str) -> str:
+    """What an assumption takes: an axis's values (swept) or the base scenario's value (fixed)."""
+    if key in spec.axes:
+        return "swept: " + html.escape(", ".join(str(v) for v, _ in spec.axes[key]))
+    value: Any = spec.base
+    for part in key.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    return "fixed: " + html.escape(json.dumps(value) if not isinstance(value, str) else value)
 
 
 def _kernel_panels(spec: Any, kernel: dict[str, Result], run_for_case: Any) -> list[tuple[Panel, list[Trace]]]:
@@ -178,7 +189,12 @@ def overlay_panels(case: str, runs: dict[str, Result | None]) -> list[tuple[Pane
 
 
 def _kernel_section(
-    spec: Any, kernel: dict[str, Result], run_for_case: Any, panels: list[tuple[Panel, list[Trace]]], quick: bool
+    spec: Any,
+    kernel: dict[str, Result],
+    skipped: dict[str, str],
+    run_for_case: Any,
+    panels: list[tuple[Panel, list[Trace]]],
+    quick: bool,
 ) -> str:
     head = ["case", "backend", "goodput Mbps", "RTT mean ms", "RTT p95 ms", "retransmits", "mean queue pkts", "valid"]
     rows = []
@@ -203,10 +219,12 @@ def _kernel_section(
                 ]
             )
     divs = plot_divs(panels, quick, prefix="kernel-plot")
+    not_run = "".join(f"<li>{html.escape(case)}: {html.escape(why)}</li>" for case, why in skipped.items())
     return (
         f"<h2>On this machine's kernel (emulation)</h2><p>Each case once on kernel TCP (`tcplab emulate`), beside the "
         f"simulator's seed-1 run. RTT statistics: the kernel's are over smoothed-RTT samples, the simulator's over every ACK.</p>"
         f"{table_html(head, rows)}{divs}"
+        + (f"<p>Not emulated: this kernel lacks what these cases need.</p><ul>{not_run}</ul>" if skipped else "")
     )
 
 

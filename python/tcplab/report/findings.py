@@ -402,9 +402,12 @@ SIAD_BBR_4MB = (
     "shrink to its 1400 B writes and may never leave STARTUP; tcplab's ns3 stack follows ns-3 3.44"
 )
 RTT_LENS_TROUGHS = (
-    "a drop-tail buffer cannot give both 400 ms peaks and 100 ms troughs: after a loss CUBIC keeps β = 0.7 of the "
-    "window that filled the 330-packet queue, so its RTT stays near 0.7 × 440 ms; the study's buffer, shaper and "
-    "random loss are unstated"
+    "with a drop-tail buffer alone CUBIC keeps 0.7 of the window that filled the 330-packet queue after a loss, so "
+    "its RTT stays near 0.7 × 440 ms; troughs below 100 ms need losses from outside the queue (the loss assumption): "
+    "0.1 % at random gives them but no 400 ms peaks, bursts give both in some seeds only"
+)
+RTT_LENS_PEAKS = (
+    "losses from outside the queue (the loss assumption) cut CUBIC's window before the queue fills its 330 packets (400 ms)"
 )
 DEEP_BUFFER_WINDOWS = (
     "two 100 MiB windows (210 MB) are more than the 65 536-packet queue (98 MB) and the path hold at 100 Mbit/s, "
@@ -454,7 +457,7 @@ FINDINGS: dict[str, list[tuple[str, Check, str | None]]] = {
     "rtt-lens": [
         ("BBR settles near 50 ms of RTT.", _rtt_bbr_near_50, None),
         ("BBR has near-zero loss.", _rtt_bbr_no_loss, None),
-        ("CUBIC's RTT peaks above 400 ms.", _rtt_cubic_peaks, None),
+        ("CUBIC's RTT peaks above 400 ms.", _rtt_cubic_peaks, RTT_LENS_PEAKS),
         ("CUBIC's RTT drains below 100 ms after losses.", _rtt_cubic_troughs, RTT_LENS_TROUGHS),
         ("CUBIC loses up to 2 % of its packets.", _rtt_cubic_loss, None),
         ("Both fill the link.", _rtt_both_fill, None),

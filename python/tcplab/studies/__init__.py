@@ -23,9 +23,11 @@ Two more tables tie a study file to the paper it reproduces; the report shows bo
 
     [study.assumptions]
     segment = "the segment size: the study does not say; ns-3's default is 536 B"
+    "topology.bottleneck.buffer" = "330 packets: its 400 ms peaks need 300 or more"
 
-names the axes that sweep what the study leaves open (each key an axis, its text what is
-assumed), and each `[[study.published]]` entry is one number the study publishes:
+says what is assumed where the study leaves a value open: a key that is an axis is swept (the
+report checks the findings for each of its values), a dotted scenario key is fixed at the file's
+value; and each `[[study.published]]` entry is one number the study publishes:
 
     [[study.published]]
     what = "CUBIC goodput, 1 flow, P2P"   # the study's words
@@ -141,15 +143,34 @@ class Published:
 
 
 def assumptions_of(document: Mapping[str, Any], origin: str) -> dict[str, str]:
-    """The `[study.assumptions]` of a study document: axis -> what it assumes."""
+    """The `[study.assumptions]` of a study document: an axis or a dotted scenario key -> what
+    it assumes (see the module doc)."""
     table = document.get(STUDY_TABLE, {}).get("assumptions", {})
     axes = document.get(STUDY_TABLE, {}).get("axes", {})
-    for axis, text in table.items():
-        if axis not in axes:
-            raise StudyFormatError(f"{origin}: study.assumptions.{axis}: no such axis; the axes are {', '.join(axes) or 'none'}")
+    for key, text in table.items():
+        if key not in axes and _lookup(document, key) is None:
+            raise StudyFormatError(
+                f"{origin}: study.assumptions.{key}: neither an axis ({', '.join(axes) or 'none'}) nor a key the file sets"
+            )
         if not isinstance(text, str) or not text.strip():
-            raise StudyFormatError(f"{origin}: study.assumptions.{axis} must say what is assumed (a non-empty string)")
+            raise StudyFormatError(f"{origin}: study.assumptions.{key} must say what is assumed (a non-empty string)")
     return dict(table)
+
+
+def swept_assumptions(document: Mapping[str, Any], origin: str) -> tuple[str, ...]:
+    """The assumptions of a study document that are axes."""
+    axes = document.get(STUDY_TABLE, {}).get("axes", {})
+    return tuple(key for key in assumptions_of(document, origin) if key in axes)
+
+
+def _lookup(document: Mapping[str, Any], dotted: str) -> Any:
+    """The value at a dotted key of a document (None if it has none)."""
+    value: Any = document
+    for part in dotted.split("."):
+        if not isinstance(value, Mapping) or part not in value:
+            return None
+        value = value[part]
+    return value
 
 
 def published_of(document: Mapping[str, Any], origin: str, metrics: tuple[str, ...]) -> list[Published]:
