@@ -106,9 +106,9 @@ def _case_params(spec: Any, case: str) -> dict[str, str]:
 
 
 def _published_html(spec: Any, table: pl.DataFrame, published: list[Published], assumptions: dict[str, str]) -> str:
-    """The study's published numbers beside tcplab's (mean ± 95 % CI over seeds, in the
-    study's unit, and the difference in %), a row per value of the axes an entry leaves open;
-    then what each assumption axis sweeps. Empty for a study with neither."""
+    """What each assumption takes (swept or fixed) and why; then the study's published numbers
+    beside tcplab's (mean ± 95 % CI over seeds, in the study's unit, and the difference in %),
+    a row per value of the axes an entry leaves open, or a line saying it publishes none."""
     parts = []
     if assumptions:
         items = "".join(
@@ -144,6 +144,11 @@ def _published_html(spec: Any, table: pl.DataFrame, published: list[Published], 
             "<h2>Published vs tcplab</h2><p>Each number the study publishes, beside tcplab's in the same case and unit, "
             "for each value of the axes the study does not fix (the stack, the assumptions); Δ is tcplab's difference "
             "from it (0 inside a published range).</p>" + table_html(head, rows)
+        )
+    else:
+        parts.append(
+            "<h2>Published vs tcplab</h2><p>The study publishes no numbers, only figures: its claims are checked as "
+            "findings below.</p>"
         )
     return "".join(parts)
 
