@@ -5,13 +5,18 @@ embedded — and `figures/*.png` for print.
 The page states the study and its setup (the study file, whose comments say which value we
 chose for everything the study left open), the tcplab version, seeds, runs and wall time, the
 study's findings each marked reproduced or not by its explicit check (`findings`), the table
-of means ± 95 % confidence intervals per case, interactive time series (zoom, hover, toggle;
-downsampled for display only, `panels`) and the resolved scenario of every plotted run.
+of means ± 95 % confidence intervals per case (loss and, in a radio run, the radio's utilization
+under names that say so), the study's figures (`panels`: windowed goodput as the mean over seeds
+with a min-max band, single-run traces naming their seed, per-variant NLOS shading, the SINR
+outage line, geometry maps), each both interactive (zoom, hover, toggle) and as a PNG drawn from
+the same traces, and the resolved scenario of every case's first run. A figure states the stack
+and each assumed value its cases leave open (the study's first value of each such axis).
 A `--quick` study says so in its title and on every figure.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import html
 import itertools
@@ -23,6 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from .. import _core
@@ -68,14 +74,20 @@ def build_report(directory: Path, progress: Callable[[float], None] | None = Non
     assumptions = assumptions_of(document, study)
     verdicts = check(study, runs, swept_assumptions(document, study)) if index.height else []
 
-    def run_for_case(case: dict[str, str]) -> Any:
-        # a figure that names no stack shows the study's own (the stack axis's first value)
-        if "stack" in spec.axes and "stack" not in case:
-            case = {**case, "stack": str(spec.axes["stack"][0][0])}
-        found = runs.runs(**case) if index.height else []
-        return min(found, key=lambda r: r.scenario.get("seed", 0)) if found else None
+    # A figure that names no stack shows the study's own, and of each assumption the first value:
+    # a trace never mixes runs of different stacks or assumed values.
+    fixed = {axis: str(spec.axes[axis][0][0]) for axis in ("stack", *assumptions) if axis in spec.axes}
 
-    panels = [(panel, series(panel, run_for_case)) for panel in PANELS.get(study, [])] if index.height else []
+    def runs_for_case(case: dict[str, str]) -> list[Result]:
+        found = runs.runs(**{**fixed, **case}) if index.height else []
+        return sorted(found, key=lambda r: r.scenario.get("seed", 0))
+
+    def run_for_case(case: dict[str, str]) -> Result | None:
+        return next(iter(runs_for_case(case)), None)
+
+    panels = (
+        [(with_fixed_axes(panel, fixed), series(panel, runs_for_case)) for panel in PANELS.get(study, [])] if index.height else []
+    )
     kernel = emulated_cases(directory)
     kernel_panels = _kernel_panels(spec, kernel, run_for_case)
     formats = tuple(meta.get("figure_formats", ["png"]))
@@ -95,6 +107,12 @@ def build_report(directory: Path, progress: Callable[[float], None] | None = Non
             _kernel_section(spec, kernel, skipped_cases(directory), run_for_case, kernel_panels, quick) + "<h2>Setup</h2>",
         )
     return write_page(directory / REPORT_FILE, page)
+
+
+def with_fixed_axes(panel: Panel, fixed: dict[str, str]) -> Panel:
+    """The panel, its title naming the value of each of `fixed`'s axes its cases leave open."""
+    named = [f"{axis} {value}" for axis, value in fixed.items() if all(axis not in case for case in panel.cases)]
+    return dataclasses.replace(panel, title=f"{panel.title} ({', '.join(named)})") if named else panel
 
 
 def _case_params(spec: Any, case: str) -> dict[str, str]:
@@ -186,8 +204,8 @@ def overlay_panels(case: str, runs: dict[str, Result | None]) -> list[tuple[Pane
         for backend, run in runs.items():
             if run is not None:
                 traces += [
-                    Trace(f"{backend} {t.name.strip()}".strip(), t.t_s, t.values, t.nlos)
-                    for t in series(panel, lambda _c, r=run: r)
+                    dataclasses.replace(t, name=f"{backend} {t.name.strip()}".strip())
+                    for t in series(panel, lambda _c, r=run: [r])
                 ]
         panels.append((panel, traces))
     return panels
@@ -241,7 +259,7 @@ def table_html(head: list[str], rows: list[list[Any]]) -> str:
 
 
 def _slug(text: str) -> str:
-    return "".join(c if c.isalnum() else "-" for c in text.lower()).strip("-")[:60]
+    return "".join(c if c.isalnum() else "-" for c in text.lower()).strip("-")[:90]
 
 
 DASHES = ("solid", "dash", "dot", "dashdot")
@@ -257,8 +275,9 @@ def _algorithm_names() -> dict[str, str]:
 
 
 def _styles(traces: list[Trace]) -> list[tuple[str, int]]:
-    """(colour, dash index) per trace: an algorithm's colour where the name has one (the same
-    as in every other figure), dashes telling apart traces of one colour."""
+    """(colour, dash index) per trace: its own colour if it has one, else an algorithm's colour
+    where the name has one (the same as in every other figure), dashes telling apart traces of
+    one colour."""
     from ..plots.figures import algorithm_colour
 
     names = _algorithm_names()
@@ -266,10 +285,40 @@ def _styles(traces: list[Trace]) -> list[tuple[str, int]]:
     for position, trace in enumerate(traces):
         words = set(trace.name.replace("(", " ").replace(")", " ").split())
         algorithm = next(iter(sorted(words & names.keys())), None)
-        colour = algorithm_colour(names[algorithm]) if algorithm else CASE_COLOURS[position % len(CASE_COLOURS)]
+        colour = trace.colour or (algorithm_colour(names[algorithm]) if algorithm else CASE_COLOURS[position % len(CASE_COLOURS)])
         styles.append((colour, used.get(colour, 0)))
         used[colour] = used.get(colour, 0) + 1
     return styles
+
+
+def figure_title(panel: Panel, traces: list[Trace], quick: bool) -> str:
+    """The panel's title, with the runs its traces stand for ("seed N", or "mean of N seeds"
+    with the band's meaning) and a --quick mark."""
+    seeds = {trace.seeds for trace in traces if trace.seeds}
+    runs = ""
+    if seeds and all(len(s) == 1 for s in seeds):
+        runs = ", seed " + ", ".join(str(s[0]) for s in sorted(seeds))
+    elif seeds:
+        counts = sorted({len(s) for s in seeds})
+        runs = f", mean of {' or '.join(map(str, counts))} seeds (band: lowest to highest)"
+    return panel.title + runs + (" (--quick: shortened runs)" if quick else "")
+
+
+def _y_label(panel: Panel) -> str:
+    return panel.y_label or f"{panel.column.rsplit('_', 1)[0].replace('_', ' ')} ({panel.unit})"
+
+
+def _reference_span(traces: list[Trace]) -> tuple[float, float]:
+    """The x range a horizontal reference line spans: the traces'."""
+    xs = [x for trace in traces for x in (np.nanmin(trace.x), np.nanmax(trace.x)) if len(trace.x)]
+    return (min(xs), max(xs)) if xs else (0.0, 1.0)
+
+
+def _polygons(trace: Trace) -> list[tuple[np.ndarray, np.ndarray]]:
+    """An area trace's polygons: its points split at NaN."""
+    breaks = np.flatnonzero(np.isnan(trace.x))
+    pieces = zip(np.split(trace.x, breaks), np.split(trace.y, breaks), strict=True)
+    return [(x[np.isfinite(x)], y[np.isfinite(x)]) for x, y in pieces if np.isfinite(x).sum() > 2]
 
 
 def _png(panel: Panel, traces: list[Trace], quick: bool) -> Any:
@@ -281,19 +330,33 @@ def _png(panel: Panel, traces: list[Trace], quick: bool) -> Any:
     with matplotlib.rc_context(PRINT_STYLE):
         figure = Figure(figsize=(7, 3.6), dpi=150, layout="constrained")
         axes = figure.add_subplot()
-        title = panel.title + (" (--quick: shortened runs)" if quick else "")
-        y_label = panel.y_label or f"{panel.column.rsplit('_', 1)[0].replace('_', ' ')} ({panel.unit})"
-        axes.set(title=title, xlabel=panel.x_label, ylabel=y_label)
+        axes.set(title=figure_title(panel, traces, quick), xlabel=panel.x_label, ylabel=_y_label(panel))
+        axes.title.set_wrap(True)
         for trace, (colour, dash) in zip(traces, _styles(traces), strict=True):
-            style = LINE_STYLES[dash % len(LINE_STYLES)]
-            axes.plot(trace.t_s, trace.values, label=trace.name, color=colour, linestyle=style, linewidth=1.1)
+            if trace.kind == "area":
+                for index, (x, y) in enumerate(_polygons(trace)):
+                    axes.fill(x, y, color=colour, alpha=0.6, linewidth=0, label=trace.name if index == 0 else None)
+            elif trace.kind == "marker":
+                axes.plot(trace.x, trace.y, "^", color=colour, markersize=8, label=trace.name, linestyle="none")
+            else:
+                if trace.band is not None:
+                    axes.fill_between(trace.x, *trace.band, color=colour, alpha=0.2, linewidth=0)
+                style = LINE_STYLES[dash % len(LINE_STYLES)]
+                axes.plot(trace.x, trace.y, label=trace.name, color=colour, linestyle=style, linewidth=1.1)
+        for y, label in panel.lines:
+            axes.axhline(y, color="0.25", linestyle=(0, (5, 3)), linewidth=1.0, label=label)
         if traces:
             for start, end in traces[0].nlos:
                 axes.axvspan(start, end, color="0.6", alpha=NLOS_ALPHA, linewidth=0)
-            figure.legend(loc="outside lower center", ncols=min(4, len(traces)), frameon=False)
-        axes.set_xlim(left=0)
-        if panel.column != "sinr_db":
-            axes.set_ylim(bottom=0)
+            labels = axes.get_legend_handles_labels()[1]
+            columns = 4 if max(map(len, labels), default=0) <= 22 else 2
+            figure.legend(loc="outside lower center", ncols=min(columns, len(labels)), frameon=False)
+        if panel.frame == "geometry":
+            axes.set_aspect("equal", adjustable="datalim")
+        else:
+            axes.set_xlim(left=0)
+            if panel.column != "sinr_db":
+                axes.set_ylim(bottom=0)
         return figure
 
 
@@ -301,17 +364,66 @@ def _json_list(values: Any) -> list[float | None]:
     return [None if not math.isfinite(float(v)) else round(float(v), 6) for v in values]
 
 
+def _rgba(colour: str, alpha: float) -> str:
+    """A "#rrggbb" colour with transparency, as plotly fills take it (a trace's opacity leaves
+    its fill opaque)."""
+    red, green, blue = (int(colour[i : i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({red},{green},{blue},{alpha})"
+
+
+def _plotly_traces(trace: Trace, colour: str, dash: int) -> list[dict[str, Any]]:
+    """A trace as plotly traces: a band (lowest, then highest filled to it) under a line, or
+    filled polygons, or markers."""
+    common = {"x": _json_list(trace.x), "name": trace.name, "type": "scatter", "legendgroup": trace.name}
+    if trace.kind == "area":
+        return [
+            {
+                **common,
+                "y": _json_list(trace.y),
+                "mode": "lines",
+                "fill": "toself",
+                "fillcolor": _rgba(colour, 0.6),
+                "line": {"width": 0},
+            }
+        ]
+    if trace.kind == "marker":
+        return [
+            {
+                **common,
+                "y": _json_list(trace.y),
+                "mode": "markers",
+                "marker": {"color": colour, "size": 11, "symbol": "triangle-up"},
+            }
+        ]
+    band = []
+    if trace.band is not None:
+        edge = {**common, "mode": "lines", "line": {"width": 0, "color": colour}, "showlegend": False, "hoverinfo": "skip"}
+        band = [
+            {**edge, "y": _json_list(trace.band[0])},
+            {**edge, "y": _json_list(trace.band[1]), "fill": "tonexty", "fillcolor": _rgba(colour, 0.2)},
+        ]
+    line = {
+        **common,
+        "y": _json_list(trace.y),
+        "mode": "lines",
+        "line": {"color": colour, "width": 1.2, "dash": DASHES[dash % len(DASHES)]},
+    }
+    return [*band, line]
+
+
 def _plotly_spec(panel: Panel, traces: list[Trace], quick: bool) -> dict[str, Any]:
-    data = [
+    data = [part for t, (colour, dash) in zip(traces, _styles(traces), strict=True) for part in _plotly_traces(t, colour, dash)]
+    start, end = _reference_span(traces)
+    data += [
         {
-            "x": _json_list(t.t_s),
-            "y": _json_list(t.values),
-            "name": t.name,
+            "x": [start, end],
+            "y": [y, y],
+            "name": label,
             "type": "scatter",
             "mode": "lines",
-            "line": {"color": colour, "width": 1.2, "dash": DASHES[dash % len(DASHES)]},
+            "line": {"color": "#404040", "width": 1, "dash": "dash"},
         }
-        for t, (colour, dash) in zip(traces, _styles(traces), strict=True)
+        for y, label in panel.lines
     ]
     shapes = [
         {
@@ -328,11 +440,19 @@ def _plotly_spec(panel: Panel, traces: list[Trace], quick: bool) -> dict[str, An
         }
         for a, b in (traces[0].nlos if traces else [])
     ]
-    title = panel.title + (" (--quick: shortened runs)" if quick else "")
+    # as the PNG: a map to scale, else axes from zero (SINR's y axis aside)
+    x_axis: dict[str, Any] = {"title": {"text": panel.x_label}}
+    y_axis: dict[str, Any] = {"title": {"text": _y_label(panel)}}
+    if panel.frame == "geometry":
+        y_axis |= {"scaleanchor": "x", "scaleratio": 1}
+    else:
+        x_axis["rangemode"] = "tozero"
+        if panel.column != "sinr_db":
+            y_axis["rangemode"] = "tozero"
     layout = {
-        "title": {"text": title},
-        "xaxis": {"title": {"text": panel.x_label}},
-        "yaxis": {"title": {"text": panel.y_label or panel.unit}},
+        "title": {"text": figure_title(panel, traces, quick), "font": {"size": 14}},
+        "xaxis": x_axis,
+        "yaxis": y_axis,
         "shapes": shapes,
         "legend": {"orientation": "h"},
         "margin": {"l": 60, "r": 20, "t": 50, "b": 40},
@@ -358,9 +478,19 @@ def identical_across_seeds(mean: float, ci95: float) -> bool:
 IDENTICAL_NOTE = "* identical across seeds: every seed gave this value."
 
 
-def _table_html(table: pl.DataFrame, keys: list[str]) -> str:
+def metric_headers(radio: bool) -> dict[str, str]:
+    """The results table's header of the metrics a bare name would leave unclear: loss, and
+    the bottleneck's utilization, which in a radio run is the radio's (`metrics.metrics`)."""
+    utilization = "radio utilization (share of data symbols)" if radio else "bottleneck utilization"
+    return {
+        "retransmit_pct": "loss % (retransmitted / sent segments)",
+        "bottleneck_utilization": f"{utilization} (bottleneck_utilization)",
+    }
+
+
+def _table_html(table: pl.DataFrame, keys: list[str], headers: dict[str, str]) -> str:
     metrics = [c.removesuffix("_mean") for c in table.columns if c.endswith("_mean")]
-    head = "".join(f"<th>{html.escape(k)}</th>" for k in [*keys, "runs", *metrics])
+    head = "".join(f"<th>{html.escape(headers.get(k, k))}</th>" for k in [*keys, "runs", *metrics])
     rows, marked = [], False
     for row in table.iter_rows(named=True):
         cells = [_cell(row[k]) for k in keys] + [str(row["runs"])]
@@ -417,12 +547,16 @@ def write_figures(
     quick: bool = False,
     progress: Callable[[float], None] | None = None,
 ) -> list[Path]:
-    """Each panel as a figure file per format (png, svg, pdf) in `directory`; none without
-    formats. `progress` is called with the fraction drawn after each panel."""
+    """Each panel as a figure file per format (png, svg, pdf) in `directory`, replacing the
+    numbered figures of an earlier build; none without formats. `progress` is called with the
+    fraction drawn after each panel."""
     paths: list[Path] = []
     if not formats:
         return paths
     directory.mkdir(parents=True, exist_ok=True)
+    for earlier in directory.glob("[0-9][0-9]-*"):
+        if earlier.suffix in {".png", ".svg", ".pdf"}:
+            earlier.unlink()
     for number, (panel, traces) in enumerate(panels, start=1):
         figure = _png(panel, traces, quick)
         for fmt in formats:
@@ -501,8 +635,10 @@ def _page(
 <p>tcplab {html.escape(_core.version())}; {ok} runs ({len(spec.seeds)} seed{"s" if len(spec.seeds) != 1 else ""} per case: {", ".join(map(str, spec.seeds))});
 sweep wall time {meta.get("wall_seconds", 0):.1f} s on {html.escape(str(meta.get("engine", "local")))} with {meta.get("jobs")} workers; report built in {report_seconds:.1f} s.</p>
 <h2>Findings ({reproduced} of {len(verdicts)} reproduced)</h2><ul>{findings}</ul>
-<h2>Results: mean ± 95 % confidence interval over seeds</h2>{_table_html(table, list(spec.axes))}
-<h2>Time series (seed {min(spec.seeds)}; downsampled for display)</h2>{plot_divs(panels, quick)}
+<h2>Results: mean ± 95 % confidence interval over seeds</h2>{_table_html(table, list(spec.axes), metric_headers(spec.base.get("topology", {}).get("kind") == "mmwave"))}
+<h2>Figures</h2><p>As the study drew them: goodput averaged over windows of at least 100 ms and clipped at the path's
+capacity, its mean over the case's seeds as a line and their lowest to highest as a band; every other series one run (its
+seed in the title), downsampled for display; spans without line of sight shaded grey.</p>{plot_divs(panels, quick)}
 <h2>Setup</h2><p>Every parameter of the base scenario, resolved (defaults included); the cases change the keys listed under
 <code>[study.axes]</code>. The study file's comments say which value was chosen for everything the study left open.</p>
 {_setup_table(spec.base)}

@@ -5,6 +5,7 @@ kernel (`tcplab emulate`), two algorithms, two buffer sizes."""
 
 from __future__ import annotations
 
+import dataclasses
 import html
 from pathlib import Path
 
@@ -28,8 +29,8 @@ def compare(results: dict[str, Result], output: Path, table_text: str, formats: 
         panel = Panel(title, "flows", column, unit, cases=[{}], per_flow=True)
         traces = []
         for name, result in results.items():
-            for trace in series(panel, lambda _case, r=result: r):
-                traces.append(Trace(f"{name}: {trace.name.strip()}", trace.t_s, trace.values, trace.nlos))
+            for trace in series(panel, lambda _case, r=result: [r]):
+                traces.append(dataclasses.replace(trace, name=f"{name}: {trace.name.strip()}"))
         panels.append((panel, traces))
     write_figures(panels, output / "figures", formats)
     runs = "".join(
