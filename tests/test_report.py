@@ -47,7 +47,7 @@ def test_the_report_is_one_offline_page_with_findings_table_and_figures(reproduc
     assert "plotly.js v" in page or "Plotly" in page[:5_000_000]
     assert not re.search(r"""<(script|link|img)[^>]+(src|href)=["']https?://""", page)
     figures = sorted(p.name for p in (reproduced / "figures").iterdir())
-    assert figures == ["01-rtt-per-ack.png", "02-throughput.png"]
+    assert figures == ["01-rtt-per-ack--loss-none.png", "02-throughput--loss-none.png"]
 
 
 def test_report_rebuilds_and_refuses_other_directories(run_cli, reproduced: Path, tmp_path: Path) -> None:
