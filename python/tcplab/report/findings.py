@@ -410,9 +410,9 @@ RTT_LENS_PEAKS = (
     "losses from outside the queue (the loss assumption) cut CUBIC's window before the queue fills its 330 packets (400 ms)"
 )
 DEEP_BUFFER_WINDOWS = (
-    "two 100 MiB windows (210 MB) are more than the 65 536-packet queue (98 MB) and the path hold at 100 Mbit/s, "
-    "so CUBIC fills the queue until loss and the flows never both become window-limited; the study's rate and "
-    "what its '100 MiB windows' mean (iperf -w: Linux advertises about half) are unstated"
+    "the two windows (the window assumption: 2 x 100 or 2 x 50 MiB) are more than the 65 536-packet queue (98 MB) "
+    "and what the path holds at the assumed rate, so CUBIC fills the queue until loss and the flows never both "
+    "become window-limited; they fit only at 10 Gb/s with 50 MiB windows"
 )
 MMWAVE_SHADOWING = (
     "each NLOS period is about one shadowing draw (σ 7.8 dB, decorrelating over 13 m) around a mean SNR of "
