@@ -398,8 +398,9 @@ def _5cc_short_blockage_costs(r: StudyRuns) -> tuple[bool, str]:
 
 # Mechanisms that explain a miss, where one is known.
 SIAD_BBR_4MB = (
-    "not identified yet; a candidate: the study ran ns-3.35's TcpBbr, which marks samples app-limited once segments "
-    "shrink to its 1400 B writes and may never leave STARTUP; tcplab's ns3 stack follows ns-3 3.44"
+    "not identified yet: the study's BBR at 4 MB collapses to 820 Mbps where tcplab's ns3 stack keeps ~1230; "
+    'ns-3.35\'s TcpBbr, which the study ran (bbr ns3_version = "3.35"), gives 1159 over seeds 2-4 here, so the '
+    "release alone does not explain it; its app-limited marking of 1400 B segments is the next candidate"
 )
 RTT_LENS_TROUGHS = (
     "with a drop-tail buffer alone CUBIC keeps 0.7 of the window that filled the 330-packet queue after a loss, so "
