@@ -691,16 +691,19 @@ DIVERGENT = {
     "1xnewreno-100M-red": "one NewReno flow recovers from its slow-start overshoot at one segment per RTT, so its "
     "goodput is where the last loss falls: ns-3 51.5-57.3 Mbit/s over RngRun 1-3, ours 39.6-52.8 (seeds 1-8)",
     "1xcubic-10M-red": "seed spread across the bound: ns-3 8.33-8.94 Mbit/s over RngRun 1-3, ours 8.10-8.54 (seeds 1-8)",
-    "4xcubic-10M-red": "ours times out more (seeds 1-3: 16-19 timeouts, 737-790 drops; ns-3 RngRun 1-3: 10-14, "
-    "586-644) and has 5 % less goodput, while RED's drop rate per arrival at a given average is ns-3's (0.0066 against "
-    "0.0059 at 0-2.5 packets above min_th): after a burst of losses ns-3's flows keep one segment per RTT going until "
-    "their timeouts, ours go silent (1.9-2.6 s of seed 1); not explained yet",
-    "4xcubic-10M-pie": "as 4xcubic-10M-red: ours 12-14 timeouts (seeds 1-3), ns-3 10-11 (RngRun 2-3); goodput "
-    "2.18-2.22 Mbit/s (seeds 1-8) against 2.31-2.34",
+    "4xcubic-10M-red": "ns-3's RedQueueDisc takes no action while its queue disc holds at most one packet (nQueued > 1; "
+    "Linux's sch_red has no such rule and ns-3 no attribute for it): after each synchronised burst RED's average stays "
+    "above 2 max_th while the queue drains, ns-3 lets a trickle through and ours drops every arrival, so ours times out "
+    "more (seeds 1-8: 12-19 timeouts, 7.71-8.17 Mbit/s; ns-3 RngRun 1-3: 10-14, 8.37-8.95); the rule in a temporary "
+    "build of ours (no action at a backlog of 2 or less, ns-3's device queue included) gives 9-14 and 8.34-8.78",
+    "4xcubic-10M-pie": "the same kind of guard: ns-3's PIE holds off while its queue disc has at most 2 packets, Linux's "
+    "while the backlog is under 2 MTU; in a temporary build of ours, ns-3's guard moves seeds 1-8 from 8.70-8.90 to "
+    "8.91-9.11 Mbit/s (ns-3 RngRun 1-3: 9.24-9.36)",
     "1xnewreno-100M-pie": "as 1xnewreno-100M-red, the other way: ns-3 55.2-66.1 Mbit/s over RngRun 1-3, ours 58.3-78.5",
-    "4xnewreno-10M-fq_codel": "equal losses (27 per flow) but the flows' windows average 8.8 packets in ours, 10.2 in "
-    "ns-3 (goodput -7.5 %); ns-3's per-flow CoDel guard (a flow's own bytes) and its new-flow list rule, each tried in ours, "
-    "do not close it",
+    "4xnewreno-10M-fq_codel": "deterministic: 8.32 against 9.00 Mbit/s with as many recoveries (101 / 98) and no timeouts; "
+    "the senders send the same segments until the queue's service order (flows 1 and 3 served the other way from the "
+    "first round trip) moves ACKs by about 1 ms; ns-3's per-flow CoDel guard in ours gives 8.55 (one MTU) or 8.78 (two), "
+    "its new-flow list rule nothing",
 }
 
 

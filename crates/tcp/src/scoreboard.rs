@@ -196,12 +196,17 @@ impl Scoreboard {
         let order = self.next_order();
         let seg = &mut self.segs[(seq - self.snd_una) as usize];
         seg.order = order;
-        debug_assert!(!seg.sacked() && !seg.retrans_outstanding());
+        // ns-3 resends a segment whose retransmission is outstanding (the fast retransmission
+        // of a lost head) without counting it twice (`GetTransmittedSegment`)
+        debug_assert!(!seg.sacked() && (self.sack_keeps_retrans || !seg.retrans_outstanding()));
+        let counted = seg.retrans_outstanding();
         seg.flags |= RETRANS | EVER_RETRANS;
         seg.sent = now;
         seg.tx = tx;
-        self.retrans_out += 1;
-        self.retrans_bytes += u64::from(seg.payload);
+        if !counted {
+            self.retrans_out += 1;
+            self.retrans_bytes += u64::from(seg.payload);
+        }
     }
 
     /// Tags the segments of `blocks` at or above `ack` as SACKed, calling `on_sacked` for each
@@ -362,6 +367,20 @@ impl Scoreboard {
         match self.segs.front() {
             Some(h) if !h.lost() && !h.sacked() => self.mark_lost(self.snd_una),
             _ => 0,
+        }
+    }
+
+    /// ns-3 `TcpTxBuffer::MarkHeadAsLost`: the first outstanding segment is lost and an
+    /// outstanding retransmission of it no longer counts in flight.
+    pub(crate) fn ns3_mark_head_lost(&mut self) {
+        let Some(head) = self.segs.front() else { return };
+        let (lost, retrans) = (head.lost(), head.retrans_outstanding());
+        if !lost {
+            self.mark_lost(self.snd_una);
+        }
+        if retrans {
+            // mark_lost on a lost segment ends its outstanding retransmission
+            self.mark_lost(self.snd_una);
         }
     }
 

@@ -9,7 +9,9 @@
 //! head is lost; PRR in Recovery; `PktsAcked` and, in Open only, `IncreaseWindow`; a partial
 //! ACK retransmits the next hole at once; (5) `CongControl` with a rate sample for BBR.
 //! BytesInFlight is `TcpTxBuffer`'s: a SACKed retransmission stays in it until the cumulative
-//! ACK or a timeout (`Scoreboard::ns3`).
+//! ACK or a timeout (`Scoreboard::ns3`); entering Recovery leaves a head already lost alone,
+//! so a lost head's outstanding retransmission stays in flight (`EnterRecovery` marks the head
+//! only if `TcpTxBuffer::IsLost` is false).
 //! Sending is `SendPendingData`: while min(cwnd, rwnd) − BytesInFlight holds a segment,
 //! RFC 6675 NextSeg (lost segments first, then new data), one segment per pacing interval when
 //! pacing is on (never for the initial window).
@@ -353,7 +355,7 @@ impl Ns3Sender {
             let state = self.tcb.cong_state;
             if ack < self.recover && state == CongState::Recovery {
                 if !self.cfg.sack {
-                    self.sb.mark_head_lost();
+                    self.sb.ns3_mark_head_lost();
                 }
                 if !self.cc.has_cong_control() && segs_acked >= 1 {
                     if let Some(cwnd) = self.prr.do_recovery(self.prr_input(), current_delivered, false) {
@@ -455,11 +457,15 @@ impl Ns3Sender {
 
     /// `TcpSocketBase::EnterRecovery`.
     fn enter_recovery(&mut self, now: SimTime, current_delivered: u32) {
+        // without SACK the head is marked lost again; with SACK only if it is not lost yet, so
+        // that a lost head's outstanding retransmission stays in flight
         if !self.cfg.sack {
             self.sb.add_reno_sacks(1);
+            self.sb.ns3_mark_head_lost();
+        } else if !self.sb.head().is_some_and(|h| h.lost()) {
+            self.sb.ns3_mark_head_lost();
         }
         let head = self.sb.snd_una();
-        self.sb.mark_lost(head);
         self.recover = self.sb.snd_nxt();
         self.recover_active = true;
         self.set_state(CongState::Recovery);

@@ -184,3 +184,38 @@ fn a_sacked_retransmission_stays_in_bytes_in_flight_until_the_cumulative_ack() {
     s.on_ack(at_us(80_700), &ack(12, ts, &[]));
     assert_eq!((s.tcb().cong_state, s.tcb().bytes_in_flight), (CongState::Open, 2 * MSS));
 }
+
+#[test]
+fn re_entering_recovery_keeps_a_lost_heads_retransmission_in_flight() {
+    // ns-3's EnterRecovery marks the head lost only when it is not (TcpTxBuffer::IsLost is its
+    // lost flag): a head lost and resent in the previous recovery keeps its m_retrans, so it
+    // stays in BytesInFlight, which sets ssthresh and PRR's RecoverFS.
+    let (mut s, sent) = established();
+    let ts = sent[0].header.tsval;
+    let mut t = 80_000;
+    let mut step = |s: &mut Ns3Sender, a: u32, blocks: &[(u32, u32)]| {
+        t += 100;
+        s.on_ack(at_us(t), &ack(a, ts, blocks));
+        drain(s, at_us(t)).iter().map(|x| (x.header.seq, x.is_retransmit)).collect::<Vec<_>>()
+    };
+    // Segment 0 lost: Recovery at the third SACK (recover = 12), then PRR sends 12–17 as
+    // 1–11 are SACKed. 12 is lost too: SACKs of 13–15 mark it and it is resent.
+    for end in 2..=12 {
+        step(&mut s, 0, &[(1, end)]);
+    }
+    for end in 14..16 {
+        step(&mut s, 0, &[(13, end), (1, 12)]);
+    }
+    assert_eq!(step(&mut s, 0, &[(13, 16), (1, 12)]), [(12, true)]);
+    // The cumulative ACK of 0–11 reaches recover: Open, 12 still missing, 18 goes.
+    assert_eq!(step(&mut s, 12, &[(13, 16)]), [(18, false)]);
+    assert_eq!(s.tcb().cong_state, CongState::Open);
+    // A SACK of 16: Disorder, and the lost head re-enters Recovery at once. BytesInFlight =
+    // 7 sent (12–18) − 4 SACKed − 1 lost + 1 resent = 3000; ssthresh = max(2000, 1500) = 2000;
+    // PRR: delivered 1000 + 1000 (duplicate ACK), ⌈2000·2000/3000⌉ = 1334, cwnd = 4334. The
+    // head goes out again (not counted twice) and 4334 − 3000 lets the new 19 go. (Marking
+    // the head lost again would leave 2000 in flight, cwnd 3000 and 19 unsent.)
+    assert_eq!(step(&mut s, 12, &[(13, 17)]), [(12, true), (19, false)]);
+    assert_eq!((s.tcb().cong_state, s.tcb().ssthresh, s.tcb().cwnd), (CongState::Recovery, 2 * MSS, 4334));
+    assert_eq!(s.tcb().bytes_in_flight, 4 * MSS);
+}
