@@ -367,7 +367,7 @@ def test_the_cli_table_says_identical_across_seeds_instead_of_plus_minus_zero() 
 
 
 def test_the_report_table_says_identical_across_seeds_too() -> None:
-    page = _table_html(TABLE, ["cc"])
+    page = _table_html(TABLE, ["cc"], {})
     assert "± 0<" not in page and "47.43 ± 0.01304" in page
     assert page.count("title='identical across seeds'") == 3
     assert "* identical across seeds: every seed gave this value." in page

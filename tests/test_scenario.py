@@ -522,7 +522,9 @@ def test_cases_cross_the_axes_in_file_order() -> None:
     ]
     assert len(studies.find("mmwave-5cc").cases) == 2 * 15
     assert list(studies.find("mmwave-5cc").cases)[:2] == ["ns3-1a-newreno", "ns3-1a-yeah"]
-    assert list(studies.find("rtt-lens").cases) == ["cubic", "bbr"]
+    assert list(studies.find("rtt-lens").cases) == [
+        f"{cc}-{loss}" for cc in ("cubic", "bbr") for loss in ("none", "random", "bursty")
+    ]
 
 
 def test_every_case_of_every_study_is_a_valid_scenario() -> None:

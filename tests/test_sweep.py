@@ -387,7 +387,7 @@ def test_reproduce_lists_the_studies_and_runs_one(run_cli, tmp_path: Path) -> No
     assert listing.code == 0 and "siad-mmwave" in listing.stdout and "wifi-cubic-bbr" in listing.stdout
     outcome = run_cli("reproduce", "rtt-lens", "--quick", "-o", tmp_path / "out", "-j", "2")
     assert outcome.code == 0, outcome.stderr
-    assert outcome.stdout.startswith("rtt-lens (--quick: shortened runs, a first look only): 6 runs")
+    assert outcome.stdout.startswith("rtt-lens (--quick: shortened runs, a first look only): 18 runs")
     index = pl.read_parquet(tmp_path / "out" / "index.parquet")
     assert sorted(set(index["cc"])) == ["bbr", "cubic"] and sorted(set(index["seed"])) == [1, 2, 3]
     assert run_cli("reproduce", "no-such-study").code == 2
