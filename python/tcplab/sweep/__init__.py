@@ -109,7 +109,7 @@ class Campaign:
 
         def done(outcome: Outcome) -> None:
             run_id, error = outcome
-            if error is None:
+            if error is None or self.store.is_finished(run_id):  # a worker may die after saving
                 self.store.clear_failure(run_id)
                 state.done += 1
             else:
