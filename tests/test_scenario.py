@@ -292,6 +292,14 @@ def test_the_ns3_stack_takes_ns3_defaults_for_what_a_scenario_leaves_out() -> No
     assert validate(resolved) == resolved, "a resolved scenario resolves to itself"
 
 
+def test_the_ns3_release_the_ns3_stack_follows_changes_its_bbr() -> None:
+    """tcp.ns3_version = "3.35" runs 3.35's TcpBbr (no 1 % pacing margin): another result."""
+    text = TINY_SCENARIO.replace('cc = "cubic"', 'cc = "bbr"') + '[tcp]\nstack = "ns3"\n'
+    assert resolve(text)["tcp"]["ns3_version"] == "3.44"
+    runs = {v: tcplab.run(text, overrides={"tcp.ns3_version": v}).summary["flows"][0] for v in ("3.44", "3.35")}
+    assert runs["3.35"]["bytes_sent"] != runs["3.44"]["bytes_sent"]
+
+
 @pytest.mark.parametrize(
     ("tcp", "cc", "expected"),
     [
@@ -319,16 +327,8 @@ def test_the_ns3_stack_takes_ns3_defaults_for_what_a_scenario_leaves_out() -> No
             'flows.0.cc.variant: variant = "ns3-study" needs tcp.stack = "ns3"',
         ),
         ('stack = "ns3"', '{ kind = "bbr", lt_bw = true }', 'flows.0.cc.lt_bw: lt_bw = true needs tcp.stack = "linux"'),
-        (
-            'stack = "linux"',
-            '{ kind = "bbr", ns3_version = "3.35" }',
-            'flows.0.cc.ns3_version: ns3_version = "3.35" needs tcp.stack = "ns3"',
-        ),
-        (
-            'stack = "ns3"',
-            '{ kind = "bbr", ns3_version = "3.36" }',
-            'flows.0.cc.ns3_version: bbr: unknown value "3.36"; allowed: 3.44, 3.35',
-        ),
+        ('stack = "linux"\nns3_version = "3.35"', '"bbr"', 'flows.0.tcp.ns3_version: "3.35" needs tcp.stack = "ns3"'),
+        ('stack = "ns3"\nns3_version = "3.36"', '"bbr"', 'flows.0.tcp.ns3_version: unknown value "3.36"; allowed: 3.44, 3.35'),
         (
             'stack = "ns3"',
             '{ kind = "cubic", hystart = "hystart++" }',

@@ -57,7 +57,7 @@ def busiest_link(summary: Mapping[str, Any]) -> dict[str, Any] | None:
 def metrics(summary: Mapping[str, Any], scenario: Mapping[str, Any] | None = None) -> dict[str, float | None]:
     """The headline metrics of one run (no wall-clock values): the flows' total goodput, the
     mean of their mean RTTs, the largest p95 RTT, the mean of their time-averaged smoothed
-    RTTs and of the means of their per-ACK updates, all retransmits and their share of the segments sent (%), Jain's index, the busiest
+    RTTs and of the means of the values they take (one per change), all retransmits and their share of the segments sent (%), Jain's index, the busiest
     link's utilization (an mmWave cell's: its radio's) and drops, WiFi's AP drop ratio, collisions and busy airtime, and each
     flow's goodput and mean RTT as flow<id>_<metric>; with the scenario of a dumbbell, also
     the goodput as a percentage of the bottleneck's rate."""

@@ -111,10 +111,6 @@ impl CcConfig {
                 "variant".to_string(),
                 "variant = \"ns3-study\" needs tcp.stack = \"ns3\": it is the siad-mmwave study's ns-3 port (ns3::TcpSiad); allowed on the linux stack: \"linux\" (tcp_siad.c)".to_string(),
             )),
-            CcConfig::Bbr(c) if c.ns3_version != crate::bbr::Ns3Version::default() => Err((
-                "ns3_version".to_string(),
-                "ns3_version = \"3.35\" needs tcp.stack = \"ns3\": it selects which ns-3 release's TcpBbr the ns3 stack follows; the linux stack runs tcp_bbr.c".to_string(),
-            )),
             _ => Ok(()),
         }
     }

@@ -301,7 +301,7 @@ fn build_flow<E: From<ScenarioError>>(b: &Builder<E>, f: &FlowSpec, index: usize
     let rng = SimRng::stream(scenario.seed, &format!("flow/{index}/cc"));
     let (cc, ns3_cc) = match tcp.stack {
         StackSpec::Linux => (Some(f.cc.build(rng)), None),
-        StackSpec::Ns3 => (None, Some(tcplab_cc::ns3::build(&f.cc, rng))),
+        StackSpec::Ns3 => (None, Some(tcplab_cc::ns3::build(&f.cc, rng, tcp.ns3_version))),
     };
     // Linux TCP_CONG_NEEDS_ECN: the algorithm negotiates ECN itself, whatever `tcp.ecn` says;
     // an L4S one (TCP_CONG_NEEDS_ACCECN, Prague) sends ECT(1).

@@ -351,22 +351,27 @@ pub struct SrttStats {
     since: Option<SimTime>,
     /// ∫ srtt dt up to `last`'s time (ns²).
     integral: u128,
+    /// Changes of the value, and Σ of the values they set (ns).
     updates: u64,
-    /// Σ of the values after each update (ns).
     sum_ns: u128,
 }
 
 impl SrttStats {
-    /// The sender's smoothed RTT after an ACK that measured an RTT at `now`.
+    /// The sender's smoothed RTT after an ACK that measured an RTT at `now`; an update that
+    /// leaves it unchanged does not count as a value (ns-3's `TracedValue` fires its trace only
+    /// when the value changes, and the studies averaged what the trace reported).
     pub fn update(&mut self, now: SimTime, srtt: Option<SimDuration>) {
         let Some(srtt) = srtt else { return };
         if let Some((at, value)) = self.last {
             self.integral += u128::from(value) * u128::from(now.saturating_since(at).as_nanos());
         }
         self.since.get_or_insert(now);
+        let changed = self.last.is_none_or(|(_, value)| value != srtt.as_nanos());
         self.last = Some((now, srtt.as_nanos()));
-        self.updates += 1;
-        self.sum_ns += u128::from(srtt.as_nanos());
+        if changed {
+            self.updates += 1;
+            self.sum_ns += u128::from(srtt.as_nanos());
+        }
     }
 
     /// The time-weighted mean (ms) from the first value to `end`; None without a value.
@@ -380,7 +385,7 @@ impl SrttStats {
         Some(integral as f64 / span as f64 / 1e6)
     }
 
-    /// The mean (ms) of the values after each update; None without one.
+    /// The mean (ms) of the values the smoothed RTT took, one per change; None without one.
     pub fn update_mean_ms(&self) -> Option<f64> {
         (self.updates > 0).then(|| self.sum_ns as f64 / self.updates as f64 / 1e6)
     }
@@ -403,13 +408,14 @@ pub(crate) fn means_by_id(ids: impl IntoIterator<Item = u32>, values: &[f64], n:
 mod tests {
 
     #[test]
-    fn smoothed_rtt_is_averaged_over_time_and_per_update() {
-        // 40 ms from t = 1 s, 100 ms from 2 s, 50 ms from 2.5 s, run ends at 4 s:
-        // over time (40·1 + 100·0.5 + 50·1.5) / 3 = 165 / 3 = 55 ms; per update (40 + 100 + 50) / 3.
+    fn smoothed_rtt_is_averaged_over_time_and_per_change() {
+        // 40 ms from t = 1 s, 100 ms from 2 s (again at 2.2 s: no change), 50 ms from 2.5 s, run
+        // ends at 4 s: over time (40·1 + 100·0.5 + 50·1.5) / 3 = 165 / 3 = 55 ms; per change
+        // (40 + 100 + 50) / 3, the repeated 100 not counted.
         let mut s = SrttStats::default();
         assert_eq!((s.time_mean_ms(SimTime(4_000_000_000)), s.update_mean_ms()), (None, None));
         s.update(SimTime(500_000_000), None); // no measurement yet: ignored
-        for (at_ms, srtt_ms) in [(1000, 40), (2000, 100), (2500, 50)] {
+        for (at_ms, srtt_ms) in [(1000, 40), (2000, 100), (2200, 100), (2500, 50)] {
             s.update(SimTime(at_ms * 1_000_000), Some(SimDuration::from_millis(srtt_ms)));
         }
         assert!((s.time_mean_ms(SimTime(4_000_000_000)).unwrap() - 55.0).abs() < 1e-9);

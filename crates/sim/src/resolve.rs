@@ -12,6 +12,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
 use tcplab_cc::config::humanize_serde_message;
+use tcplab_cc::ns3::Ns3Version;
 use tcplab_cc::CcConfig;
 use tcplab_core::packet::HEADER_BYTES;
 use tcplab_core::{Rate, SimDuration, SimRng};
@@ -178,7 +179,14 @@ fn parse_flow(value: Value, index: usize, global_tcp: &Map<String, Value>) -> Re
 fn parse_tcp(table: Map<String, Value>, path: &str) -> Result<TcpSpec, ScenarioError> {
     let ns3 = table.get("stack").and_then(Value::as_str) == Some("ns3");
     if !ns3 {
-        return parse_at(Value::Object(table), path);
+        let spec: TcpSpec = parse_at(Value::Object(table), path)?;
+        if spec.ns3_version != Ns3Version::default() {
+            return Err(ScenarioError::new(
+                format!("{path}.ns3_version"),
+                "\"3.35\" needs tcp.stack = \"ns3\": it selects the ns-3 release the ns3 stack follows; allowed on the linux stack: \"3.44\"",
+            ));
+        }
+        return Ok(spec);
     }
     let Value::Object(mut full) = serde_json::to_value(TcpSpec::ns3()).expect("TcpSpec serializes") else {
         unreachable!("TcpSpec serializes as a table")

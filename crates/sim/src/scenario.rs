@@ -8,6 +8,7 @@ use crate::units::{DurationValue, RateValue, SizeValue};
 use crate::wifi::WifiSpec;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use tcplab_cc::ns3::Ns3Version;
 use tcplab_cc::CcConfig;
 use tcplab_core::{Rate, SimDuration};
 
@@ -221,6 +222,9 @@ pub struct TcpSpec {
     pub tsq: bool,
     /// Delayed-ACK timer: "linux" (adaptive ATO) or "fixed" (`delack_timeout` always).
     pub ato: AtoSpec,
+    /// With stack "ns3": the ns-3 release to follow, "3.44" or "3.35" (the reference studies';
+    /// only TcpBbr differs). The linux stack takes "3.44" only.
+    pub ns3_version: Ns3Version,
 }
 
 impl Default for TcpSpec {
@@ -249,6 +253,7 @@ impl Default for TcpSpec {
             tso_defer: true,
             tsq: true,
             ato: AtoSpec::Linux,
+            ns3_version: Ns3Version::V3_44,
         }
     }
 }

@@ -25,8 +25,8 @@ pub struct FlowSummary {
     /// The smoothed RTT averaged over time, from the first RTT measurement to the flow's end
     /// (the studies' "RTT"; the per-ACK mean above weighs busy periods more).
     pub srtt_mean_ms: Option<f64>,
-    /// The mean of the smoothed RTT's values after each ACK that measured an RTT (ns-3's
-    /// `RTT` trace values).
+    /// The mean of the values the smoothed RTT takes, one per change (what an ns-3
+    /// TracedValue trace of it reports).
     pub srtt_update_mean_ms: Option<f64>,
     pub retransmits: u64,
     /// Data segments sent, retransmissions included.

@@ -398,9 +398,11 @@ def _5cc_short_blockage_costs(r: StudyRuns) -> tuple[bool, str]:
 
 # Mechanisms that explain a miss, where one is known.
 SIAD_BBR_4MB = (
-    "not identified yet: the study's BBR at 4 MB collapses to 820 Mbps where tcplab's ns3 stack keeps ~1230; "
-    'ns-3.35\'s TcpBbr, which the study ran (bbr ns3_version = "3.35"), gives 1159 over seeds 2-4 here, so the '
-    "release alone does not explain it; its app-limited marking of 1400 B segments is the next candidate"
+    "not identified: the study's BBR at 4 MB collapses to 820 Mbps where tcplab's ns3 stack (ns-3.35's TcpBbr) "
+    "keeps ~1180. What the study suspects is modelled and seen (ns3-bbr-4MB, seed 2): once the 6.5 MB send buffer "
+    "limits the flight, every 1400 B write marks the samples app-limited, so BBR stays in STARTUP for the whole "
+    "first line-of-sight period; the blockage then overflows the 4 MB RLC buffer (2002 drops) and costs two 1 s "
+    "timeouts, but BBR is back at 1.87 Gb/s within 0.5 s of line of sight, where the study's struggles"
 )
 RTT_LENS_TROUGHS = (
     "with a drop-tail buffer alone CUBIC keeps 0.7 of the window that filled the 330-packet queue after a loss, so "

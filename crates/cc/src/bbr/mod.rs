@@ -84,22 +84,6 @@ pub struct BbrConfig {
     /// Gain on the ACK-aggregation cwnd allowance, unitless, rounded to a multiple of 1/256;
     /// 0 disables it.
     pub extra_acked_gain: f64,
-    /// On `tcp.stack = "ns3"`: the ns-3 release whose TcpBbr to follow, "3.44" (default) or
-    /// "3.35" (the reference studies'); the Linux stack refuses anything but the default.
-    pub ns3_version: Ns3Version,
-}
-
-/// Which ns-3 release's TcpBbr the ns3 stack follows (crates/cc/src/ns3/bbr).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub enum Ns3Version {
-    /// ns-3 3.44 (the differential suite's ns-3).
-    #[default]
-    #[serde(rename = "3.44")]
-    V3_44,
-    /// ns-3 3.35 (the reference studies'): no 1 % pacing margin, bw samples skipped only when
-    /// their rate is 0 (`UpdateBtlBw`), min RTT seeded from m_lastRtt.
-    #[serde(rename = "3.35")]
-    V3_35,
 }
 
 impl Default for BbrConfig {
@@ -113,7 +97,6 @@ impl Default for BbrConfig {
             bw_win_rounds: 10,
             lt_bw: true,
             extra_acked_gain: 1.0,
-            ns3_version: Ns3Version::V3_44,
         }
     }
 }
@@ -140,11 +123,6 @@ impl AlgorithmConfig for BbrConfig {
         ParamDoc { name: "bw_win_rounds", unit: "rounds", doc: "max-bandwidth filter window" },
         ParamDoc { name: "lt_bw", unit: "", doc: "long-term (policer) bandwidth estimate" },
         ParamDoc { name: "extra_acked_gain", unit: "", doc: "ACK-aggregation allowance gain, rounded to a multiple of 1/256 (0 = off)" },
-        ParamDoc {
-            name: "ns3_version",
-            unit: "",
-            doc: "tcp.stack = \"ns3\" only: the ns-3 release whose TcpBbr to follow, \"3.44\" or \"3.35\"",
-        },
     ];
 
     fn validate(&self) -> Result<(), String> {

@@ -21,8 +21,24 @@ pub mod westwood;
 pub mod yeah;
 
 use crate::CcConfig;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tcplab_core::{SimDuration, SimRng, SimTime};
+
+/// Which ns-3 release the ns3 stack follows (scenario `tcp.ns3_version`). Of the classes
+/// modelled here only TcpBbr differs between the two.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum Ns3Version {
+    /// ns-3 3.44 (the differential suite's ns-3).
+    #[default]
+    #[serde(rename = "3.44")]
+    V3_44,
+    /// ns-3 3.35 (the reference studies'): TcpBbr without the 1 % pacing margin, bw samples
+    /// skipped only when their rate is 0 (`UpdateBtlBw`), min RTT seeded from m_lastRtt.
+    #[serde(rename = "3.35")]
+    V3_35,
+}
 
 /// ns-3 `TcpSocketState::TcpCongState_t`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -303,8 +319,9 @@ fn check(config: &CcConfig) -> Result<(), (String, String)> {
     }
 }
 
-/// A fresh ns-3 variant of `config`, which [`parse`] accepted for the ns3 stack.
-pub fn build(config: &CcConfig, rng: SimRng) -> Box<dyn Ns3CongestionOps> {
+/// A fresh ns-3 variant of `config`, which [`parse`] accepted for the ns3 stack, as ns-3
+/// `version` has it.
+pub fn build(config: &CcConfig, rng: SimRng, version: Ns3Version) -> Box<dyn Ns3CongestionOps> {
     match config {
         CcConfig::NewReno(_) => Box::new(newreno::NewReno),
         CcConfig::Cubic(c) => Box::new(cubic::Cubic::new(c)),
@@ -312,7 +329,7 @@ pub fn build(config: &CcConfig, rng: SimRng) -> Box<dyn Ns3CongestionOps> {
         CcConfig::Vegas(c) => Box::new(vegas::Vegas::new(c)),
         CcConfig::Yeah(_) => Box::new(yeah::Yeah::new()),
         CcConfig::Westwood(_) => Box::new(westwood::WestwoodPlus::new()),
-        CcConfig::Bbr(c) => Box::new(bbr::Ns3Bbr::new(c, rng, c.ns3_version)),
+        CcConfig::Bbr(c) => Box::new(bbr::Ns3Bbr::new(c, rng, version)),
         CcConfig::Siad(c) => Box::new(siad::Ns3Siad::new(c)),
         other => unreachable!("{} has no ns-3 variant; parse() refuses it", other.name()),
     }

@@ -594,6 +594,6 @@ mod tests {
         let (key, e) = crate::ns3::parse(json!({"kind": "siad", "num_rtt": 20, "num_ms": 2000})).unwrap_err();
         assert_eq!(key, "num_ms");
         assert!(e.contains("needs num_rtt = 0"), "{e}");
-        assert_eq!(crate::ns3::build(&c, tcplab_core::SimRng::stream(1, "cc")).name(), "siad");
+        assert_eq!(crate::ns3::build(&c, tcplab_core::SimRng::stream(1, "cc"), crate::ns3::Ns3Version::V3_44).name(), "siad");
     }
 }

@@ -347,7 +347,7 @@ mod tests {
         assert_eq!(c, CcConfig::Vegas(VegasConfig { alpha: 1, beta: 4, gamma: 1 }));
         for kind in ["vegas", "yeah", "westwood"] {
             let c = crate::ns3::parse(json!(kind)).unwrap();
-            assert_eq!(crate::ns3::build(&c, tcplab_core::SimRng::stream(1, "cc")).name(), kind);
+            assert_eq!(crate::ns3::build(&c, tcplab_core::SimRng::stream(1, "cc"), crate::ns3::Ns3Version::V3_44).name(), kind);
         }
     }
 

@@ -25,7 +25,7 @@ mod filter;
 mod tests;
 
 use super::{linux_only, CaEvent, CongState, Ns3CongestionOps, RateConnection, RateSample, Tcb};
-pub use crate::bbr::Ns3Version;
+pub use super::Ns3Version;
 use crate::bbr::{BbrConfig, Mode};
 use filter::MaxBwFilter;
 use tcplab_core::{SimDuration, SimRng, SimTime};
@@ -58,7 +58,6 @@ pub fn ns3_defaults() -> BbrConfig {
         bw_win_rounds: 10,
         lt_bw: false,
         extra_acked_gain: f64::from(EXTRA_ACKED_GAIN),
-        ns3_version: Ns3Version::V3_44,
     }
 }
 

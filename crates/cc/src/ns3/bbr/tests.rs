@@ -372,6 +372,6 @@ fn the_ns3_stack_parses_bbr_with_ns3_defaults_and_builds_this_class() {
     assert_eq!((b.high_gain, b.probe_rtt_ms, b.lt_bw), (2.5, 100, false));
     let (key, _) = crate::ns3::parse(json!({"kind": "bbr", "lt_bw": true})).unwrap_err();
     assert_eq!(key, "lt_bw");
-    let cc = crate::ns3::build(&c, SimRng::stream(1, "bbr"));
+    let cc = crate::ns3::build(&c, SimRng::stream(1, "bbr"), Ns3Version::V3_44);
     assert_eq!((cc.name(), cc.mode(), cc.has_cong_control()), ("bbr", Some("STARTUP"), true));
 }
