@@ -24,8 +24,8 @@ mod filter;
 #[cfg(test)]
 mod tests;
 
-use super::{linux_only, CaEvent, CongState, Ns3CongestionOps, RateConnection, RateSample, Tcb};
 pub use super::Ns3Version;
+use super::{linux_only, CaEvent, CongState, Ns3CongestionOps, RateConnection, RateSample, Tcb};
 use crate::bbr::{BbrConfig, Mode};
 use filter::MaxBwFilter;
 use tcplab_core::{SimDuration, SimRng, SimTime};
