@@ -139,6 +139,8 @@ def test_a_study_with_a_stack_axis_has_each_finding_checked_on_each_stack(tmp_pa
     assert [v.finding.split(":")[0] for v in close] == ["ns-3's TCP (tcp.stack = ns3)", "Linux TCP (tcp.stack = linux)"]
     assert [v.reproduced for v in close] == [True, False]
     assert "25.0 %" in close[1].evidence
+    # Reproduced on ns-3's TCP and missed on Linux's, with no other mechanism known: ns-3's semantics.
+    assert close[0].mechanism is None and close[1].mechanism.startswith("ns-3's TCP semantics: the same case")
     # An assumption axis splits the verdicts again: per stack and assumed value.
     table = pl.concat([table.with_columns(rlc=pl.lit(rlc)) for rlc in ("ns3-timers", "study-file")])
     index = table.select("stack", "cc", "buffer", "rlc").with_columns(
@@ -154,6 +156,7 @@ def test_a_study_with_a_stack_axis_has_each_finding_checked_on_each_stack(tmp_pa
         "Linux TCP (tcp.stack = linux), rlc study-file",
     ]
     assert [v.reproduced for v in close] == [True, False, True, False]
+    assert [v.mechanism is not None and v.mechanism.startswith("ns-3's TCP semantics") for v in close] == [False, True, False, True]
 
 
 def test_a_trace_takes_the_colour_of_the_algorithm_it_names() -> None:

@@ -575,6 +575,10 @@ KERNEL_SETTINGS: dict[str, Handling] = {
         "the kernel's own TCP",
         _exactly("linux", "the emulation runs the kernel's TCP; ns-3's semantics exist only in the simulator"),
     ),
+    "tcp.ns3_version": Handling(
+        "nothing: it selects the ns-3 release the simulator's ns3 stack follows",
+        _exactly("3.44", "the emulation runs the kernel's TCP; ns-3's releases exist only in the simulator"),
+    ),
     "tcp.ato": Handling(
         "the kernel's adaptive delayed-ACK timeout",
         _exactly("linux", "the kernel's delayed-ACK timeout always adapts to the arrivals (tcp_event_data_recv)"),
