@@ -17,7 +17,7 @@ pub mod wifi;
 pub use delivery::{DeliveryEffects, Jitter, JitterDistribution};
 pub use link::{Direction, FrameFormat, LinkModel, Transmission, WiredLink};
 pub use loss::{GilbertElliott, LossModel};
-pub use queue::{CeThreshold, DropReason, DropSink, Queue, QueueConfig, QueueContext, QueueLimit};
+pub use queue::{CeThreshold, DeviceQueue, DropReason, DropSink, Queue, QueueConfig, QueueContext, QueueLimit};
 pub use routing::RoutingTable;
 pub use sojourn::SojournStats;
 pub use token_bucket::TokenBucket;

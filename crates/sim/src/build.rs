@@ -26,7 +26,7 @@ use tcplab_net::mmwave::phy::Mcs;
 use tcplab_net::radio::{RadioDirection, UserId};
 use tcplab_net::wifi::bss::WifiBss;
 use tcplab_net::{
-    DeliveryEffects, Direction, FrameFormat, LinkModel, Node, NodeRole, QueueConfig, RoutingTable, Trace, TraceLink, WiredLink,
+    DeliveryEffects, DeviceQueue, Direction, FrameFormat, LinkModel, Node, NodeRole, QueueConfig, RoutingTable, Trace, TraceLink, WiredLink,
 };
 use tcplab_tcp::{DelayedAck, EcnMode, FlowSender, Ns3Sender, PacingMode, RecoveryMode, RtoMode, Stack, TcpConfig, TcpReceiver, TcpSender};
 
@@ -221,7 +221,10 @@ impl<E: From<ScenarioError>> Builder<'_, E> {
                 ),
             };
             let queue_rng = SimRng::stream(self.seed, &format!("link/{name}/queue"));
-            let queue = d.queue.build(queue_context(spec, d.buffer, d.ecn_threshold, queue_rng));
+            let mut queue = d.queue.build(queue_context(spec, d.buffer, d.ecn_threshold, queue_rng));
+            if spec.device_queue > 0 {
+                queue = DeviceQueue::boxed(queue, spec.device_queue);
+            }
             let effects = DeliveryEffects::new(
                 d.jitter.map(|j| j.jitter()),
                 d.aggregation.map(|a| a.interval.0),

@@ -226,6 +226,12 @@ pub struct LinkSpec {
     /// devices add a 2-byte PPP header; Ethernet with preamble, FCS and gap 38.
     #[serde(default)]
     pub framing: u32,
+    /// Packets the transmitting device holds after the queue discipline (each direction): the
+    /// discipline hands its packets on while the device queue has room and acts on its own
+    /// backlog only, as ns-3 layers a root queue disc over a NetDevice's TxQueue (100 packets
+    /// on point-to-point devices) and Linux a qdisc over a driver's ring. 0 (default): none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub device_queue: u32,
     /// CE-mark ECT packets (each direction): "20pkt" marks an arrival that finds at least 20
     /// packets queued (DCTCP's step marking, RED with min = max = K), "1ms" marks a packet
     /// leaving after more than 1 ms in the queue (fq_codel's ce_threshold). Default: no marking.
@@ -257,6 +263,10 @@ pub struct LinkSpec {
     pub reverse: Option<DirectionOverrides>,
 }
 
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
 fn default_buffer() -> BufferValue {
     BufferValue::Packets(1000)
 }
@@ -276,6 +286,7 @@ impl LinkSpec {
             loss: LossSpec::default(),
             mtu: default_mtu(),
             framing: 0,
+            device_queue: 0,
             ecn_threshold: None,
             policer: None,
             shaper: None,

@@ -25,6 +25,8 @@ const MIN_MTU_BYTES: u32 = 68;
 /// The most link-layer bytes per frame a link may add (Ethernet with preamble, FCS, gap and
 /// two VLAN tags is 46).
 const MAX_FRAMING_BYTES: u32 = 100;
+/// Most packets a link's `device_queue` may hold.
+const MAX_DEVICE_QUEUE_PACKETS: u32 = 100_000;
 /// The largest window TCP can advertise: window scaling shifts by at most 14 (RFC 7323
 /// §2.3), so 2^30 bytes.
 const MAX_RCV_BUF_BYTES: u64 = 1 << 30;
@@ -559,6 +561,12 @@ fn check_link(l: &LinkSpec, path: &str, explicit: bool) -> Result<(), ScenarioEr
             format!("{} B is out of range; allowed: 0 to {MAX_FRAMING_BYTES} bytes of link-layer overhead per frame", l.framing),
         ));
     }
+    if l.device_queue > MAX_DEVICE_QUEUE_PACKETS {
+        return Err(ScenarioError::new(
+            format!("{path}.device_queue"),
+            format!("{} is out of range; allowed: 0 (none) to {MAX_DEVICE_QUEUE_PACKETS} packets", l.device_queue),
+        ));
+    }
     check_packet_time(l.rate, u64::from(l.mtu), &format!("{path}.rate"), &format!("one {} B packet", l.mtu))?;
     check_buffer(l.buffer, l.mtu, format!("{path}.buffer"))?;
     check_queue(&l.queue, l, l.buffer, l.ecn_threshold, format!("{path}.queue"))?;
@@ -940,6 +948,10 @@ mod tests {
             (Box::new(|v| v["topology"]["bottleneck"]["mtu"] = json!(65536)), "topology.bottleneck.mtu: 65536 is out of range; allowed: 68 to 65535 bytes"),
             (Box::new(|v| v["topology"]["bottleneck"]["mtu"] = json!(67)), "topology.bottleneck.mtu: 67 is out of range; allowed: 68 to 65535 bytes"),
             (Box::new(|v| v["topology"]["bottleneck"]["framing"] = json!(101)), "topology.bottleneck.framing: 101 B is out of range; allowed: 0 to 100 bytes"),
+            (
+                Box::new(|v| v["topology"]["bottleneck"]["device_queue"] = json!(100_001)),
+                "topology.bottleneck.device_queue: 100001 is out of range; allowed: 0 (none) to 100000 packets",
+            ),
             (Box::new(|v| v["flows"][0]["app"] = json!({"rate": "1Mbps", "packet_size": "7MB"})), "flows.0.app.packet_size: 7MB is out of range: a write larger than the send buffer (tcp.snd_buf) is always discarded; allowed: 1B to 6MiB"),
             (Box::new(|v| v["flows"][0]["app"] = json!({"rate": "1000Gbps", "packet_size": "1B"})), "flows.0.app.rate: 1000Gbps is too fast for the simulator's 1 ns clock: the interval between two 1B writes would take under 10 ns; allowed: at most 800Mbps"),
             (Box::new(|v| wifi(v, json!({"max_ampdu": "1GB"}))), "topology.wifi.max_ampdu: 1GB is above what 802.11n allows; allowed: 0B (off) to 65535B"),

@@ -460,6 +460,10 @@ KERNEL_SETTINGS: dict[str, Handling] = {
         "the delay line's transmitter times IP packets",
         _exactly(0, "link-layer framing is not emulated: the transmitter times IP packets"),
     ),
+    "topology.bottleneck.device_queue": Handling(
+        "—",
+        _exactly(0, "the qdisc feeds the delay line's transmitter directly; a device queue after it is not emulated"),
+    ),
     "topology.bottleneck.ecn_threshold": Handling(
         "refused",
         _absent("CE marking by a threshold on a FIFO is not emulated (the AQMs mark by their own ecn and ce_threshold_ms)"),
@@ -482,6 +486,7 @@ KERNEL_SETTINGS: dict[str, Handling] = {
     "topology.access.loss": Handling("refused unless 0", _no_loss),
     "topology.access.mtu": Handling("the veths' MTU, equal to the bottleneck's", _same_mtu),
     "topology.access.framing": Handling("no effect: the access links are not shaped"),
+    "topology.access.device_queue": Handling("no effect: the access links are not shaped"),
     "topology.access.ecn_threshold": Handling(
         "refused", _absent("CE marking needs a queue, and the access links are veths without one")
     ),

@@ -8,7 +8,10 @@
 //! arrival; an AQM drops at dequeue).
 
 mod codel_core;
+mod device;
 mod fifo;
+
+pub use device::DeviceQueue;
 
 use crate::sojourn::SojournStats;
 use fifo::{Fifo, FifoQueue};
