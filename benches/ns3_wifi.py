@@ -77,8 +77,10 @@ def cases() -> dict[str, dict[str, Any]]:
 
 
 def study_case(case: dict[str, Any]) -> str:
-    """The study's case of the same setup (tcplab's side)."""
-    return f"{STUDY}:ns3-{case['access']}-{case['flows']}-cubic-{SEGMENT}B"
+    """The study's case of the same setup (tcplab's side; its queue axis names ns-3's FqCoDel
+    set-up fq_codel)."""
+    queue = {"droptail": "droptail", "fqcodel": "fq_codel"}[case["queue"]]
+    return f"{STUDY}:ns3-{case['access']}-{case['flows']}-cubic-{SEGMENT}B-{queue}"
 
 
 def _selected(patterns: list[str] | None) -> dict[str, dict[str, Any]]:
@@ -420,8 +422,7 @@ BOTTLENECK_LINK = "left->right"
 
 
 def run_tcplab(case: dict[str, Any]) -> dict[str, Any]:
-    """The study's case of `case` on tcplab (its 37,500 B drop-tail bottleneck whatever
-    `case["queue"]`), over the same duration, as ns-3's result's keys."""
+    """The study's case of `case` on tcplab, over the same duration, as ns-3's result's keys."""
     import tcplab
 
     summary = tcplab.run(study_case(case), overrides={"duration": f"{case['duration_s']}s"}, plots=False).summary

@@ -38,6 +38,7 @@ def test_the_headline_metrics_of_a_run() -> None:
         "fairness_jain": 0.8,
         "bottleneck_utilization": 0.8,
         "bottleneck_drops": 9.0,
+        "bottleneck_drop_ratio": 9 / 700,
         "goodput_pct_of_bottleneck": 80.0,
         "wifi_ap_drop_ratio": 0.01,
         "wifi_collisions": 7.0,

@@ -156,7 +156,12 @@ def test_a_study_with_a_stack_axis_has_each_finding_checked_on_each_stack(tmp_pa
         "Linux TCP (tcp.stack = linux), rlc study-file",
     ]
     assert [v.reproduced for v in close] == [True, False, True, False]
-    assert [v.mechanism is not None and v.mechanism.startswith("ns-3's TCP semantics") for v in close] == [False, True, False, True]
+    assert [v.mechanism is not None and v.mechanism.startswith("ns-3's TCP semantics") for v in close] == [
+        False,
+        True,
+        False,
+        True,
+    ]
 
 
 def test_a_trace_takes_the_colour_of_the_algorithm_it_names() -> None:

@@ -23,6 +23,7 @@ METRICS = (
     "fairness_jain",
     "bottleneck_utilization",
     "bottleneck_drops",
+    "bottleneck_drop_ratio",
     "goodput_pct_of_bottleneck",
     "wifi_ap_drop_ratio",
     "wifi_collisions",
@@ -58,7 +59,7 @@ def metrics(summary: Mapping[str, Any], scenario: Mapping[str, Any] | None = Non
     """The headline metrics of one run (no wall-clock values): the flows' total goodput, the
     mean of their mean RTTs, the largest p95 RTT, the mean of their time-averaged smoothed
     RTTs and of the means of the values they take (one per change), all retransmits and their share of the segments sent (%), Jain's index, the busiest
-    link's utilization (an mmWave cell's: its radio's) and drops, WiFi's AP drop ratio, collisions and busy airtime, and each
+    link's utilization (an mmWave cell's: its radio's), drops and drops per data segment sent, WiFi's AP drop ratio, collisions and busy airtime, and each
     flow's goodput and mean RTT as flow<id>_<metric>; with the scenario of a dumbbell, also
     the goodput as a percentage of the bottleneck's rate."""
     flows = summary["flows"]
@@ -78,6 +79,7 @@ def metrics(summary: Mapping[str, Any], scenario: Mapping[str, Any] | None = Non
         "fairness_jain": summary["fairness_jain"],
         "bottleneck_utilization": busiest["utilization"] if busiest else None,
         "bottleneck_drops": float(busiest["drops"]) if busiest else None,
+        "bottleneck_drop_ratio": busiest["drops"] / sent if busiest and sent else None,
     }
     radio = summary.get("radio")
     if radio and all("utilization" in ue for ue in radio):

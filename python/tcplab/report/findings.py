@@ -180,11 +180,13 @@ def _wifi_gap_grows(r: StudyRuns) -> tuple[bool, str]:
 
 
 def _wifi_drops_rise(r: StudyRuns) -> tuple[bool, str]:
+    """The drop ratio as drops at router A's queue over the data segments sent: on ns-3 itself
+    only that definition has the study's size (the wifi-cubic-bbr study file's comment)."""
     rises = {}
     for a in ("wifi4", "wifi6"):
-        one, four = (r.mean("wifi_ap_drop_ratio", access=a, flows=f"{n}-cubic") for n in (1, 4))
+        one, four = (r.mean("bottleneck_drop_ratio", access=a, flows=f"{n}-cubic") for n in (1, 4))
         rises[a] = four / one if one > 0 else float("inf") if four > 0 else 1.0
-    return min(rises.values()) >= 2, "AP drop ratio, 4 flows / 1 flow (CUBIC): " + ", ".join(
+    return min(rises.values()) >= 2, "drops at router A's queue per data segment, 4 flows / 1 flow (CUBIC): " + ", ".join(
         f"{a} ×{x:.1f}" for a, x in rises.items()
     ) + " (rule: ≥ ×2)"
 
@@ -397,6 +399,13 @@ def _5cc_short_blockage_costs(r: StudyRuns) -> tuple[bool, str]:
 
 
 # Mechanisms that explain a miss, where one is known.
+WIFI_GAP = (
+    "ns-3 3.44 itself gives no such gap with this setup (benches/ns3_wifi.py, cached in tests/data/ns3/wifi.json, "
+    "20 s): with its default FqCoDel over the 100-packet device queue WiFi is within 1 % of P2P with 1 and 4 flows, "
+    "with a drop-tail FIFO 5.4 % below with 1 flow (the bottleneck idles after CUBIC's reductions) but not with 4; "
+    "tcplab's ns3 stack gives ns-3's goodput within 2 % in all 12 cases, so the study's gap needs a WiFi setup other "
+    "than the one assumed here (standard, MCS, rate manager or signal level)"
+)
 SIAD_BBR_4MB = (
     "not identified: the study's BBR at 4 MB collapses to 820 Mbps where tcplab's ns3 stack (ns-3.35's TcpBbr) "
     "keeps ~1180. What the study suspects is modelled and seen (ns3-bbr-4MB, seed 2): once the 6.5 MB send buffer "
@@ -465,9 +474,14 @@ FINDINGS: dict[str, list[tuple[str, Check, str | None]]] = {
             None,
         ),
         ("CUBIC shares fairly with 4 flows (rule: Jain ≥ 0.95).", _wifi_cubic_fair, None),
-        ("Goodput over WiFi is below P2P (the study: by 6.5 % with 1 flow, 7.1 % with 4).", _wifi_below_p2p, None),
-        ("The WiFi gap grows with 4 flows (the study: 6.45 % to 7.05 %).", _wifi_gap_grows, None),
-        ("The AP's drop ratio rises several-fold with 4 flows (the study: ×7.2; rule: ≥ ×2).", _wifi_drops_rise, None),
+        ("Goodput over WiFi is below P2P (the study: by 6.5 % with 1 flow, 7.1 % with 4).", _wifi_below_p2p, WIFI_GAP),
+        ("The WiFi gap grows with 4 flows (the study: 6.45 % to 7.05 %).", _wifi_gap_grows, WIFI_GAP),
+        (
+            "The AP's drop ratio rises several-fold with 4 flows (the study: ×7.2; rule: ≥ ×2), taken as the drops at "
+            "router A's queue per data segment sent, the only count of the study's size on ns-3 itself.",
+            _wifi_drops_rise,
+            None,
+        ),
     ],
     "rtt-lens": [
         ("BBR settles near 50 ms of RTT.", _rtt_bbr_near_50, None),
