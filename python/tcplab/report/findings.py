@@ -404,7 +404,9 @@ WIFI_GAP = (
     "20 s): with its default FqCoDel over the 100-packet device queue WiFi is within 1 % of P2P with 1 and 4 flows, "
     "with a drop-tail FIFO 5.4 % below with 1 flow (the bottleneck idles after CUBIC's reductions) but not with 4; "
     "tcplab's ns3 stack gives ns-3's goodput within 2 % in all 12 cases, so the study's gap needs a WiFi setup other "
-    "than the one assumed here (standard, MCS, rate manager or signal level)"
+    "than the one assumed here (standard, MCS, rate manager or signal level). Its WiFi goodput being the same with 1 "
+    "and 4 flows (8.13 and 8.16) suggests its WiFi hop was the bottleneck, which the assumed 39 and 30.6 Mb/s PHY "
+    "rates are not"
 )
 SIAD_BBR_4MB = (
     "not identified: the study's BBR at 4 MB collapses to 820 Mbps where tcplab's ns3 stack (ns-3.35's TcpBbr) "
