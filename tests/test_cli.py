@@ -100,7 +100,7 @@ def test_run_takes_a_study_case_and_prints_the_radio_table(run_cli: RunCli, tmp_
 
 def test_a_wifi_run_prints_the_bss_table(run_cli: RunCli, tmp_path: Path) -> None:
     outcome = run_cli(
-        "run", "wifi-cubic-bbr:ns3-wifi4-4-cubic-536B", "--set", "duration=1s", "--no-plots", "-o", tmp_path / "out"
+        "run", "wifi-cubic-bbr:ns3-wifi4-4-cubic-536B-droptail", "--set", "duration=1s", "--no-plots", "-o", tmp_path / "out"
     )
     assert outcome.code == 0, outcome.stderr
     assert "WiFi: MCS 4 (39.0 Mbps PHY) at 13.97 dB SNR" in outcome.stdout
