@@ -442,7 +442,9 @@ MMWAVE_AFTER_EARLY_LOSS = (
 )
 MMWAVE_SHADOWING = (
     "each NLOS period is about one shadowing draw (σ 7.8 dB, decorrelating over 13 m) around a mean SNR of "
-    "−3.9 dB at x = 150 m (docs/models.md, 3GPP UMi validation): about 30 % of periods stay above 0 dB"
+    "−3.9 dB at x = 150 m (docs/models.md, 3GPP UMi validation): over seeds 1–20 the NLOS periods' mean SINR is "
+    "−4.0 ± 7.7 dB in 1c (70 % of 60 periods below 0 dB) and −1.8 ± 7.2 dB in 1a (45 % of 20), so a run with every "
+    "period below 0 dB is the exception"
 )
 
 
