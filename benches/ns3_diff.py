@@ -450,36 +450,25 @@ def run_ns3(case: dict[str, Any]) -> dict[str, Any]:
     for i, flow in enumerate(case["flows"]):
         port = 5000 + i
         peer = ns.InetSocketAddress(peers[i], port).ConvertTo()
-        listen = ns.InetSocketAddress(ns.Ipv4Address.GetAny(), port).ConvertTo()
-        sink = ns.PacketSinkHelper("ns3::TcpSocketFactory", listen).Install(receivers.Get(i))
-        sink.Start(ns.Seconds(0.0))
-        sinks.append(sink.Get(0))
+        sinks.append(install_sink(receivers.Get(i), port))
         if flow["app"] == "bulk":
-            bulk = ns.BulkSendHelper("ns3::TcpSocketFactory", peer)
-            bulk.SetAttribute("MaxBytes", ns.UintegerValue(0))
-            app = bulk.Install(senders.Get(i)).Get(0)
-            app.SetStartTime(ns.Seconds(0.0))
-            helpers.TraceBulkAt(1e-6, i, app)
+            install_bulk(senders.Get(i), peer, 0.0, i)
         else:
             size = flow["app"]["write_bytes"]
             interval = size * 8 / (flow["app"]["rate_mbps"] * 1e6)
             writers[i] = helpers.InstallWriter(senders.Get(i), peer, size, interval, i)
             writers[i].SetStartTime(ns.Seconds(0.0))
     helpers.SampleCwnd(CWND_SAMPLE_S, duration)
-    ns.Simulator.Stop(ns.Seconds(duration))
-    started = time.perf_counter()
-    ns.Simulator.Run()
-    wall_s = time.perf_counter() - started
+    wall_s = run_until(duration)
 
     flows = []
     for i in range(n):
         trace = helpers.flows[i]
-        rtt, times, cwnd = list(trace.rtt_ms), list(trace.cwnd_t), list(trace.cwnd_segs)
+        times, cwnd = list(trace.cwnd_t), list(trace.cwnd_segs)
         flows.append(
             {
-                "goodput_mbps": ns.DynamicCast[ns.PacketSink](sinks[i]).GetTotalRx() * 8e-6 / duration,
-                "rtt_mean_ms": sum(rtt) / len(rtt) if rtt else None,
-                "retransmissions": int(trace.retransmissions),
+                "goodput_mbps": sinks[i].GetTotalRx() * 8e-6 / duration,
+                **rtt_and_retransmissions(trace),
                 "cwnd_mean_segs": sum(cwnd) / len(cwnd) if cwnd else None,
                 "cwnd_bins": _cwnd_bins(times, cwnd, duration),
                 "writes_dropped": int(writers[i].dropped) if i in writers else None,
@@ -491,6 +480,45 @@ def run_ns3(case: dict[str, Any]) -> dict[str, Any]:
         result["queue_disc"] = dict(zip(("type", "attributes"), ns3_queue_disc(case), strict=True))
     ns.Simulator.Destroy()
     return result
+
+
+def install_sink(receiver: Any, port: int) -> Any:
+    """A TCP PacketSink on `receiver`'s `port`, listening from 0 s."""
+    from ns import ns
+
+    listen = ns.InetSocketAddress(ns.Ipv4Address.GetAny(), port).ConvertTo()
+    sink = ns.PacketSinkHelper("ns3::TcpSocketFactory", listen).Install(receiver)
+    sink.Start(ns.Seconds(0.0))
+    return ns.DynamicCast[ns.PacketSink](sink.Get(0))
+
+
+def install_bulk(sender: Any, peer: Any, start_s: float, flow: int) -> None:
+    """An unlimited BulkSendApplication from `sender` to `peer` from `start_s`, its socket traced
+    as flow `flow` of NS3_HELPERS."""
+    import cppyy
+    from ns import ns
+
+    bulk = ns.BulkSendHelper("ns3::TcpSocketFactory", peer)
+    bulk.SetAttribute("MaxBytes", ns.UintegerValue(0))
+    app = bulk.Install(sender).Get(0)
+    app.SetStartTime(ns.Seconds(start_s))
+    cppyy.gbl.tcplab_diff.TraceBulkAt(start_s + 1e-6, flow, app)
+
+
+def run_until(stop_s: float) -> float:
+    """Runs the simulation to `stop_s`; returns the wall time it took, s."""
+    from ns import ns
+
+    ns.Simulator.Stop(ns.Seconds(stop_s))
+    started = time.perf_counter()
+    ns.Simulator.Run()
+    return time.perf_counter() - started
+
+
+def rtt_and_retransmissions(trace: Any) -> dict[str, Any]:
+    """A traced flow's mean RTT sample (ms) and retransmissions."""
+    rtt = list(trace.rtt_ms)
+    return {"rtt_mean_ms": sum(rtt) / len(rtt) if rtt else None, "retransmissions": int(trace.retransmissions)}
 
 
 def _install_queue_disc(case: dict[str, Any], devices: Any) -> Any:

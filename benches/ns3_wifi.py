@@ -5,6 +5,9 @@ ns-3 is NOT a tcplab dependency. Its results are cached in tests/data/ns3/wifi.j
 regenerate them, run this script with the interpreter of an environment that has the `ns3`
 package (PyPI, 3.44), one case per ns-3 process start-up (as benches/ns3_diff.py):
     /tmp/ns3venv/bin/python benches/ns3_wifi.py regenerate [--cases PATTERN] [--overwrite]
+The cache holds one process's run of all cases in order; a case run alone can differ slightly
+(wifi4-1-cubic-droptail-20s: 8.1758 alone, 8.1744 in the cache), as ns-3's random streams and
+node numbering carry over between the cases of one process.
 Compare tcplab (with tcplab's interpreter) against the cache:
     .venv/bin/python benches/ns3_wifi.py compare [--cases PATTERN]
 
@@ -42,7 +45,6 @@ import fnmatch
 import itertools
 import json
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -313,31 +315,17 @@ def run_ns3(case: dict[str, Any]) -> dict[str, Any]:
     sinks = []
     for i in range(n):
         port = 5000 + i
-        listen = ns.InetSocketAddress(ns.Ipv4Address.GetAny(), port).ConvertTo()
-        sink = ns.PacketSinkHelper("ns3::TcpSocketFactory", listen).Install(receivers.Get(i))
-        sink.Start(ns.Seconds(0.0))
-        sinks.append(ns.DynamicCast[ns.PacketSink](sink.Get(0)))
-        bulk = ns.BulkSendHelper("ns3::TcpSocketFactory", ns.InetSocketAddress(peers[i], port).ConvertTo())
-        bulk.SetAttribute("MaxBytes", ns.UintegerValue(0))
-        app = bulk.Install(senders.Get(i)).Get(0)
-        app.SetStartTime(ns.Seconds(START_S))
-        flow_traces.TraceBulkAt(START_S + 1e-6, i, app)
-    ns.Simulator.Stop(ns.Seconds(end))
-    started = time.perf_counter()
-    ns.Simulator.Run()
-    wall_s = time.perf_counter() - started
+        sinks.append(ns3_diff.install_sink(receivers.Get(i), port))
+        ns3_diff.install_bulk(senders.Get(i), ns.InetSocketAddress(peers[i], port).ConvertTo(), START_S, i)
+    wall_s = ns3_diff.run_until(end)
 
-    flows = []
-    for i in range(n):
-        trace = flow_traces.flows[i]
-        rtt = list(trace.rtt_ms)
-        flows.append(
-            {
-                "goodput_mibps": sinks[i].GetTotalRx() * 8 / MIB / duration,
-                "rtt_mean_ms": sum(rtt) / len(rtt) if rtt else None,
-                "retransmissions": int(trace.retransmissions),
-            }
-        )
+    flows = [
+        {
+            "goodput_mibps": sinks[i].GetTotalRx() * 8 / MIB / duration,
+            **ns3_diff.rtt_and_retransmissions(flow_traces.flows[i]),
+        }
+        for i in range(n)
+    ]
     result = {
         "wall_s": wall_s,
         "goodput_mibps": sum(flow["goodput_mibps"] for flow in flows),
