@@ -158,12 +158,17 @@ GRIDS = {
 
 
 def _selected(patterns: list[str] | None, grid: str = "dumbbell") -> dict[str, dict[str, Any]]:
-    everything = GRIDS[grid].cases()
+    return select(GRIDS[grid].cases(), patterns, GRIDS[grid].example)
+
+
+def select(everything: dict[str, dict[str, Any]], patterns: list[str] | None, example: str) -> dict[str, dict[str, Any]]:
+    """The cases whose names match one of the shell `patterns` (all without); exits naming
+    `example` when none does."""
     if not patterns:
         return everything
     chosen = {name: case for name, case in everything.items() if any(fnmatch.fnmatch(name, p) for p in patterns)}
     if not chosen:
-        sys.exit(f"--cases {' '.join(patterns)}: no case matches; names look like {GRIDS[grid].example}")
+        sys.exit(f"--cases {' '.join(patterns)}: no case matches; names look like {example}")
     return chosen
 
 
@@ -406,13 +411,7 @@ def run_ns3(case: dict[str, Any]) -> dict[str, Any]:
     helpers.segment = MSS
     helpers.flows.resize(n)
 
-    senders, receivers, routers = ns.NodeContainer(), ns.NodeContainer(), ns.NodeContainer()
-    senders.Create(n)
-    receivers.Create(n)
-    routers.Create(2)
-    stack = ns.InternetStackHelper()
-    for nodes in (senders, receivers, routers):
-        stack.Install(nodes)
+    senders, receivers, routers = dumbbell_nodes(n)
     for i, flow in enumerate(case["flows"]):
         socket_type = f"/NodeList/{senders.Get(i).GetId()}/$ns3::TcpL4Protocol/SocketType"
         ns.Config.Set(socket_type, ns.TypeIdValue(ns.TypeId.LookupByName(ALGORITHMS[flow["cc"]])))
@@ -480,6 +479,20 @@ def run_ns3(case: dict[str, Any]) -> dict[str, Any]:
         result["queue_disc"] = dict(zip(("type", "attributes"), ns3_queue_disc(case), strict=True))
     ns.Simulator.Destroy()
     return result
+
+
+def dumbbell_nodes(n: int) -> tuple[Any, Any, Any]:
+    """`n` senders, `n` receivers and the two routers of a dumbbell, with ns-3's internet stack."""
+    from ns import ns
+
+    senders, receivers, routers = ns.NodeContainer(), ns.NodeContainer(), ns.NodeContainer()
+    senders.Create(n)
+    receivers.Create(n)
+    routers.Create(2)
+    stack = ns.InternetStackHelper()
+    for nodes in (senders, receivers, routers):
+        stack.Install(nodes)
+    return senders, receivers, routers
 
 
 def install_sink(receiver: Any, port: int) -> Any:
@@ -582,16 +595,23 @@ def _rounded(value: Any) -> Any:
 def regenerate(patterns: list[str] | None, overwrite: bool, grid: str = "dumbbell") -> None:
     """Runs the selected cases of `grid` on ns-3 into its cache; cases cached as defined now
     are kept unless `overwrite` (a long regeneration resumes where it stopped)."""
+    regenerate_cache(GRIDS[grid].cache, _selected(patterns, grid), overwrite, run_ns3)
+
+
+def regenerate_cache(
+    cache: Path, selected: dict[str, dict[str, Any]], overwrite: bool, run: Callable[[dict[str, Any]], dict[str, Any]]
+) -> None:
+    """Runs each of the `selected` cases (by name) with `run` into `cache`, keeping the cases
+    cached as defined now unless `overwrite`."""
     from importlib.metadata import version
 
-    cache = GRIDS[grid].cache
     cached = json.loads(cache.read_text(encoding="utf-8")) if cache.exists() else {"cases": {}}
     cached["ns3_version"] = version("ns3")
-    for name, case in _selected(patterns, grid).items():
+    for name, case in selected.items():
         if not overwrite and cached["cases"].get(name, {}).get("case") == case:
             continue
         # One process for all cases: ns-3's start-up (compiling its headers) takes ~10 s.
-        result = run_ns3(case)
+        result = run(case)
         cached["cases"][name] = {"case": case, "ns3": result}
         print(f"{name}: {result['wall_s']:.1f} s", flush=True)
         # after every case, atomically: an interrupted regeneration keeps what it finished

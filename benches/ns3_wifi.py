@@ -41,10 +41,8 @@ and the MACs' drops by reason (WifiMac DroppedMpdu, MacTxDrop).
 from __future__ import annotations
 
 import argparse
-import fnmatch
 import itertools
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -86,13 +84,7 @@ def study_case(case: dict[str, Any]) -> str:
 
 
 def _selected(patterns: list[str] | None) -> dict[str, dict[str, Any]]:
-    everything = cases()
-    if not patterns:
-        return everything
-    chosen = {name: case for name, case in everything.items() if any(fnmatch.fnmatch(name, p) for p in patterns)}
-    if not chosen:
-        sys.exit(f"--cases {' '.join(patterns)}: no case matches; names look like wifi4-4-cubic-fqcodel-20s")
-    return chosen
+    return ns3_diff.select(cases(), patterns, "wifi4-4-cubic-fqcodel-20s")
 
 
 # --- ns-3 side (runs in ns-3's interpreter) ----------------------------------------------
@@ -254,13 +246,7 @@ def run_ns3(case: dict[str, Any]) -> dict[str, Any]:
     flow_traces.flows.resize(n)
     flow_traces.segment = SEGMENT
 
-    senders, receivers, routers = ns.NodeContainer(), ns.NodeContainer(), ns.NodeContainer()
-    senders.Create(n)
-    receivers.Create(n)
-    routers.Create(2)
-    stack = ns.InternetStackHelper()
-    for nodes in (senders, receivers, routers):
-        stack.Install(nodes)
+    senders, receivers, routers = ns3_diff.dumbbell_nodes(n)
 
     def point_to_point(rate_mbps: float, delay_ms: float, queue_size: str) -> Any:
         helper = ns.PointToPointHelper()
@@ -387,20 +373,7 @@ def _bottleneck(device: Any) -> dict[str, Any]:
 def regenerate(patterns: list[str] | None, overwrite: bool) -> None:
     """Runs the selected cases on ns-3 into the cache; cases cached as defined now are kept
     unless `overwrite`."""
-    from importlib.metadata import version
-
-    cached = json.loads(CACHE.read_text(encoding="utf-8")) if CACHE.exists() else {"cases": {}}
-    cached["ns3_version"] = version("ns3")
-    for name, case in _selected(patterns).items():
-        if not overwrite and cached["cases"].get(name, {}).get("case") == case:
-            continue
-        result = run_ns3(case)
-        cached["cases"][name] = {"case": case, "ns3": result}
-        print(f"{name}: {result['wall_s']:.1f} s, {result['goodput_mibps']:.4f} Mibit/s", flush=True)
-        CACHE.parent.mkdir(parents=True, exist_ok=True)
-        partial = CACHE.with_suffix(".partial")
-        partial.write_text(json.dumps(ns3_diff._rounded(cached), separators=(",", ":"), sort_keys=True) + "\n", encoding="utf-8")
-        partial.replace(CACHE)
+    ns3_diff.regenerate_cache(CACHE, _selected(patterns), overwrite, run_ns3)
 
 
 # --- tcplab side ------------------------------------------------------------------------
