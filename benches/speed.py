@@ -1,48 +1,91 @@
-"""Simulator speed and memory: runs each scenario of benches/scenarios/ in its own process
-and prints simulated packets delivered per wall-second, wall time, events and peak RSS.
+"""Simulator speed and memory: runs each scenario of benches/scenarios/ and each many-flow
+scenario this script generates (`MANY_FLOWS`), each in its own process, and prints simulated
+packets delivered per wall-second, wall time, events and peak RSS.
 
 Targets: >= 3 million delivered packets per wall-second on (c); (d) under 5 s;
 peak RSS under 150 MB everywhere; (f), FQ-CoDel, within 15 % of (b)'s packets per wall-second,
 drop tail on the same path ((g) is CoDel's); (i), a Mahimahi trace link, within 10 % of (h),
-the constant-rate link it replays. Run it from the repository root (trace paths are relative
-to the current directory). This is a benchmark, not a test: it never fails a
-build. On a busy machine, compare instructions instead: `valgrind --tool=callgrind` of a child
-run, less the instructions of the same scenario over 1 ms (Python's start-up).
-Usage: .venv/bin/python benches/speed.py [SCENARIO.toml ...]
+the constant-rate link it replays. Many flows (issue "Scale to ten thousand flows"): 1000 flows,
+half CUBIC and half BBR, on a 1 Gbit/s, 10 ms dumbbell with a 2000-packet buffer for 20 s
+(`many-1000`): >= 2 M packets per wall-second, peak RSS <= 400 MB; 10 000 flows on a
+10 Gbit/s dumbbell for 10 s (`many-10000`): >= 1.5 M, <= 2 GB. A scenario the simulator
+refuses (e.g. its recorded series over `record.memory_limit`) prints the refusal in its row;
+the `-100ms` and `-1s` variants sample that often (the shortest intervals that fit on
+2026-11-26: 0.49 M packets per wall-second and 276 MB for 1000 flows, 0.38 M and 461 MB for
+10 000). Run it from the repository root (trace paths are relative to the current
+directory). This is a benchmark, not a test: it never fails a build. On a busy machine,
+compare instructions instead: `valgrind --tool=callgrind` of a child run, less the
+instructions of the same scenario over 1 ms (Python's start-up).
+Usage: .venv/bin/python benches/speed.py [SCENARIO.toml | MANY-FLOWS NAME ...]
 """
 
 import json
-import resource
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 CHILD = """
-import json, sys, tcplab
+import json, resource, sys, tcplab
 r = tcplab.run(sys.argv[1])
-print(json.dumps(r.summary["run"]))
+run = r.summary["run"]
+run["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+print(json.dumps(run))
 """
 
 
+def many_flows(flows: int, rate: str, duration: str, sample_interval: str | None = None) -> str:
+    """A dumbbell of `flows` pairs, flow i CUBIC when i is even and BBR when odd, 10 ms one way,
+    a 2000-packet bottleneck buffer, 10 Gbit/s access links."""
+    lines = [f'name = "speed-{flows}-flows"', f'duration = "{duration}"']
+    if sample_interval:
+        lines.append(f'sample_interval = "{sample_interval}"')
+    lines += [
+        "[topology]",
+        'kind = "dumbbell"',
+        f'bottleneck = {{ rate = "{rate}", delay = "10ms", buffer = "2000pkt" }}',
+        'access = { rate = "10Gbps", delay = "0ms", buffer = "10000pkt" }',
+    ]
+    lines += [f'[[flows]]\ncc = "{"bbr" if i % 2 else "cubic"}"' for i in range(flows)]
+    return "\n".join(lines) + "\n"
+
+
+MANY_FLOWS = {
+    "many-1000": lambda: many_flows(1000, "1Gbps", "20s"),
+    "many-1000-100ms": lambda: many_flows(1000, "1Gbps", "20s", "100ms"),
+    "many-10000": lambda: many_flows(10000, "10Gbps", "10s"),
+    "many-10000-1s": lambda: many_flows(10000, "10Gbps", "10s", "1s"),
+}
+
+
 def measure(path: Path) -> dict:
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    out = subprocess.run([sys.executable, "-c", CHILD, str(path)], check=True, capture_output=True, text=True)
-    run = json.loads(out.stdout.strip().splitlines()[-1])
-    # ru_maxrss of children is the max over all finished children (KiB on Linux):
-    # each child runs alone, so a rise is this child's peak.
-    run["peak_rss_mb"] = max(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, before) / 1024
-    return run
+    """The child run's summary["run"] with its own peak RSS, or {"refused": the error's last line}."""
+    out = subprocess.run([sys.executable, "-c", CHILD, str(path)], capture_output=True, text=True)
+    if out.returncode != 0:
+        return {"refused": out.stderr.strip().splitlines()[-1]}
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
-    paths = [Path(p) for p in sys.argv[1:]] or sorted((Path(__file__).parent / "scenarios").glob("*.toml"))
+    names = sys.argv[1:] or [*sorted(map(str, (Path(__file__).parent / "scenarios").glob("*.toml"))), *MANY_FLOWS]
     print(f"{'scenario':<22} {'sim s':>7} {'wall s':>8} {'events':>12} {'delivered':>12} {'pkts/wall-s':>12} {'peak RSS MB':>12}")
-    for path in paths:
-        r = measure(path)
-        rate = r["packets_delivered"] / r["wall_seconds"] if r["wall_seconds"] > 0 else float("inf")
-        print(
-            f"{path.stem:<22} {r['sim_seconds']:>7.0f} {r['wall_seconds']:>8.2f} {r['events']:>12,} {r['packets_delivered']:>12,} {rate:>12,.0f} {r['peak_rss_mb']:>12.1f}"
-        )
+    with tempfile.TemporaryDirectory() as scratch:
+        for name in names:
+            path = Path(name)
+            if name in MANY_FLOWS:
+                path = Path(scratch) / f"{name}.toml"
+                path.write_text(MANY_FLOWS[name](), encoding="utf-8")
+            report(path, measure(path))
+
+
+def report(path: Path, r: dict) -> None:
+    if "refused" in r:
+        print(f"{path.stem:<22} refused: {r['refused']}")
+        return
+    rate = r["packets_delivered"] / r["wall_seconds"] if r["wall_seconds"] > 0 else float("inf")
+    print(
+        f"{path.stem:<22} {r['sim_seconds']:>7.0f} {r['wall_seconds']:>8.2f} {r['events']:>12,} {r['packets_delivered']:>12,} {rate:>12,.0f} {r['peak_rss_mb']:>12.1f}"
+    )
 
 
 if __name__ == "__main__":
