@@ -1,5 +1,6 @@
 //! Scheduler cost: schedule + pop of one event with a steady number of pending events
-//! (a simulation keeps a few dozen; deep pipes never enter the heap).
+//! (a few dozen for one flow; thousands with thousands of flows and links; deep pipes never
+//! enter the queue).
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use std::hint::black_box;
@@ -7,7 +8,7 @@ use tcplab_core::{Scheduler, SimDuration, SimRng, SimTime};
 
 fn hold(c: &mut Criterion) {
     let mut group = c.benchmark_group("scheduler_hold");
-    for pending in [16usize, 64, 1024] {
+    for pending in [16usize, 64, 1024, 16384] {
         group.bench_with_input(BenchmarkId::from_parameter(pending), &pending, |b, &pending| {
             let mut rng = SimRng::stream(1, "bench");
             let mut sched = Scheduler::new();
