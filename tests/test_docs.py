@@ -114,7 +114,7 @@ def test_the_outputs_page_lists_exactly_the_columns_the_recorder_declares() -> N
     from tcplab import series
 
     page = (DOCS / "outputs.md").read_text(encoding="utf-8")
-    names = ["flows", "links", "rtt", "radio", "wifi"]
+    names = ["flows", "flow_groups", "links", "rtt", "radio", "wifi"]
     assert set(names) == set(series.series_names()), "docs/outputs.md has a section per series"
     assert _tables(page) == [series.markdown_table(name) for name in names]
     headings = [line.removeprefix("## ") for line in page.splitlines() if line.startswith("## ")]

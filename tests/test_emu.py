@@ -186,6 +186,11 @@ def test_byte_buffers_become_bfifo_and_access_delays_lengthen_a_pairs_path() -> 
         ({"topology.bottleneck.ecn_threshold": "20pkt"}, "topology.bottleneck.ecn_threshold: CE marking"),
         ({"topology.bottleneck.rate": "2Gbps"}, "topology.bottleneck.rate: 2Gbps is more than"),
         ({"topology.wifi": {"standard": "802.11ax", "mcs": 2}}, "topology.wifi: radio access cannot be emulated"),
+        ({"record.flows": "groups"}, "record.flows: flow groups are not emulated: the kernel backend records each flow"),
+        (
+            {"record.aggregate_above": 0},
+            'record.flows: flow groups are not emulated: the kernel backend records each flow; allowed: record.flows = "each", or "auto" with record.aggregate_above at least 1',
+        ),
     ],
 )
 def test_what_cannot_be_emulated_is_refused_in_one_line(overrides: dict, expected: str) -> None:

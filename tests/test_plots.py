@@ -97,6 +97,36 @@ def test_each_algorithm_keeps_its_colour_and_flows_of_one_algorithm_differ_by_li
     ]
 
 
+def test_flows_recorded_in_groups_are_drawn_one_line_per_group() -> None:
+    times = np.arange(4) * 0.01
+    groups = pl.DataFrame(
+        {
+            "t_s": np.repeat(times, 2),
+            "cc": ["cubic", "bbr"] * 4,
+            "stack": ["linux"] * 8,
+            "flows_active": pl.Series([500, 500] * 4, dtype=pl.UInt32),
+            "goodput_mbps": [400.0, 600.0] * 4,
+            "cwnd_p50_pkts": [20.0, 30.0] * 4,
+            "srtt_p50_ms": [25.0, 21.0] * 4,
+        }
+    )
+    result = Result(
+        scenario={"name": "many"},
+        summary={"flows": [{"id": i, "cc": "cubic" if i % 2 == 0 else "bbr"} for i in range(1000)]},
+        flows=pl.DataFrame(schema={"t_s": pl.Float64, "flow": pl.UInt32}),
+        links=pl.DataFrame(schema={"t_s": pl.Float64, "link": pl.String, "backlog_pkts": pl.Float64}),
+        rtt=None,
+        flow_groups=groups,
+    )
+    lines = cwnd_figure(result).axes[0].lines
+    assert [line.get_label() for line in lines] == ["cubic, median over 500 flows", "bbr, median over 500 flows"]
+    assert [line.get_color() for line in lines] == [ALGORITHM_COLOURS["cubic"], ALGORITHM_COLOURS["bbr"]]
+    assert list(lines[1].get_ydata()) == [30.0] * 4
+    figure = throughput_figure(result)
+    assert figure.axes[0].get_title() == "many: goodput per group of flows"
+    assert figure.axes[0].lines[0].get_label() == "cubic, sum over 500 flows"
+
+
 def test_the_colour_of_an_algorithm_does_not_depend_on_the_run() -> None:
     alone = flow_styles(synthetic_result(["bbr"]))[0].colour
     second = flow_styles(synthetic_result(["newreno", "bbr"]))[1].colour

@@ -105,6 +105,7 @@ DIMENSIONLESS = {
     ("radio", "mcs"),
     ("radio", "ul_mcs"),
     ("wifi", "airtime_busy"),
+    ("flow_groups", "jain_index"),
 }
 UNIT_SUFFIXES = {"_s": "s", "_ms": "ms", "_mbps": "Mbit/s", "_db": "dB", "_pkts": "packets", "_bytes": "bytes"}
 
@@ -266,6 +267,20 @@ def test_a_wifi_run_has_a_series_per_device_and_a_bss_summary(wifi_result: Resul
     directory = wifi_result.save(tmp_path / "run")
     assert (directory / "wifi.parquet").exists() and (directory / "plots" / "wifi.png").exists()
     assert_same_result(tcplab.load(directory), wifi_result)
+
+
+def test_flows_recorded_in_groups_are_saved_and_loaded(tmp_path: Path) -> None:
+    grouped = tcplab.run(TINY_SCENARIO, overrides={"record.flows": "groups", "record.links": "shared"}, plots=False)
+    each = tcplab.run(TINY_SCENARIO)
+    assert grouped.flows.is_empty() and list(grouped.flows.columns) == list(each.flows.columns)
+    assert grouped.flow_groups is not None and each.flow_groups is None
+    assert grouped.flow_groups.columns == list(series.frame_schema("flow_groups"))
+    # One flow: its group's goodput is its goodput, its only link directions are its own.
+    assert grouped.flow_groups["goodput_mbps"].to_list() == each.flows["goodput_mbps"].to_list()
+    assert grouped.links.is_empty() and grouped.summary["links"] == each.summary["links"]
+    directory = grouped.save(tmp_path / "run")
+    assert (directory / "flow_groups.parquet").exists() and (directory / "plots" / "throughput.png").exists()
+    assert_same_result(tcplab.load(directory), grouped)
 
 
 def test_the_radio_series_is_saved_and_loaded(mmwave_result: Result, tmp_path: Path) -> None:

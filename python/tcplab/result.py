@@ -2,7 +2,8 @@
 polars DataFrames; saving it as a run directory and loading it back.
 
 A run directory holds scenario.toml (the resolved scenario: running it again reproduces the
-run), summary.json, flows.parquet, links.parquet, rtt.parquet (only when per-ACK RTT samples
+run), summary.json, flows.parquet (empty when the flows were recorded in groups),
+flow_groups.parquet (only then), links.parquet, rtt.parquet (only when per-ACK RTT samples
 were recorded), radio.parquet (only with an mmWave cell), wifi.parquet (only with a WiFi
 BSS) and plots/*.png.
 
@@ -33,10 +34,12 @@ import polars as pl
 
 from ._core import ScenarioError
 from .scenario import resolved_document, to_toml
+from .series import frame_schema
 
 SCENARIO_FILE = "scenario.toml"
 SUMMARY_FILE = "summary.json"
 FLOWS_FILE = "flows.parquet"
+FLOW_GROUPS_FILE = "flow_groups.parquet"
 LINKS_FILE = "links.parquet"
 RTT_FILE = "rtt.parquet"
 RADIO_FILE = "radio.parquet"
@@ -49,8 +52,10 @@ _PACKED_DTYPES = {"f64": ("<f8", pl.Float64), "u32": ("<u4", pl.UInt32)}
 
 @dataclass(frozen=True, eq=False, repr=False)
 class Result:
-    """One run. `flows` has one row per flow and sampling interval, `links` one row per link
-    and interval, `rtt` one row per RTT sample (None unless the scenario set `record.rtt`),
+    """One run. `flows` has one row per flow and sampling interval (none when the run recorded
+    its flows in groups: `record.flows`), `flow_groups` one row per group of flows (algorithm
+    and stack) and interval (None unless recorded in groups), `links` one row per sampled link
+    direction and interval, `rtt` one row per RTT sample (None unless the scenario set `record.rtt`),
     `radio` one row per UE and interval (None without an mmWave cell), `wifi` one row per
     WiFi device and interval (None without a BSS). Missing values (no RTT sample yet, infinite
     ssthresh, no MCS while the downlink is stalled) are null."""
@@ -62,17 +67,19 @@ class Result:
     rtt: pl.DataFrame | None
     radio: pl.DataFrame | None = None
     wifi: pl.DataFrame | None = None
+    flow_groups: pl.DataFrame | None = None
 
     @classmethod
     def from_core(cls, raw: Mapping[str, Any]) -> Result:
         """A Result from what `_core.run` returns: the scenario and summary as JSON text, and
-        under "series" the column dicts of flows, links and, when recorded, rtt and the cell's
-        series (tcplab.series lists their columns)."""
+        under "series" the column dicts of flows (or flow_groups), links and, when recorded, rtt
+        and the cell's series (tcplab.series lists their columns)."""
         frames = {name: _frame(columns) for name, columns in raw["series"].items()}
         return cls(
             scenario=resolved_document(raw["scenario"]),
             summary=json.loads(raw["summary"]),
-            flows=frames["flows"],
+            flows=frames["flows"] if "flows" in frames else pl.DataFrame(schema=frame_schema("flows")),
+            flow_groups=frames.get("flow_groups"),
             links=frames["links"],
             rtt=frames.get("rtt"),
             radio=frames.get("radio"),
@@ -83,7 +90,7 @@ class Result:
     def load(cls, directory: str | os.PathLike[str]) -> Result:
         """Reads a run directory written by `save`."""
         directory = Path(directory)
-        optional = {name: directory / name for name in (RTT_FILE, RADIO_FILE, WIFI_FILE)}
+        optional = {name: directory / name for name in (RTT_FILE, RADIO_FILE, WIFI_FILE, FLOW_GROUPS_FILE)}
         return cls(
             scenario=tomllib.loads((directory / SCENARIO_FILE).read_text(encoding="utf-8")),
             summary=json.loads((directory / SUMMARY_FILE).read_text(encoding="utf-8")),
@@ -92,6 +99,7 @@ class Result:
             rtt=_read_if_present(optional[RTT_FILE]),
             radio=_read_if_present(optional[RADIO_FILE]),
             wifi=_read_if_present(optional[WIFI_FILE]),
+            flow_groups=_read_if_present(optional[FLOW_GROUPS_FILE]),
         )
 
     @property
@@ -131,7 +139,8 @@ class Result:
         (directory / SUMMARY_FILE).write_text(json.dumps(self.summary, indent=2) + "\n", encoding="utf-8")
         self.flows.write_parquet(directory / FLOWS_FILE)
         self.links.write_parquet(directory / LINKS_FILE)
-        for name, frame in ((RTT_FILE, self.rtt), (RADIO_FILE, self.radio), (WIFI_FILE, self.wifi)):
+        optional = ((RTT_FILE, self.rtt), (RADIO_FILE, self.radio), (WIFI_FILE, self.wifi), (FLOW_GROUPS_FILE, self.flow_groups))
+        for name, frame in optional:
             if frame is not None:
                 frame.write_parquet(directory / name)
         if plots:

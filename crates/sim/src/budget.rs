@@ -10,7 +10,8 @@
 
 use crate::build::Network;
 use crate::error::ScenarioError;
-use crate::recorder::{FlowSeries, LinkSeries, RttSeries};
+use crate::recorder::{LinkSeries, RttSeries};
+use crate::sampling::SamplePlan;
 use crate::scenario::{Scenario, Topology};
 use std::collections::HashMap;
 use tcplab_core::packet::HEADER_BYTES;
@@ -62,24 +63,28 @@ impl Estimate {
     }
 }
 
-/// Estimates the recorded series of `scenario`, built into `net`.
-pub fn estimate(scenario: &Scenario, net: &Network) -> Estimate {
+/// Estimates the recorded series of `scenario`, built into `net`, sampled as `plan` says.
+pub fn estimate(scenario: &Scenario, net: &Network, plan: &SamplePlan) -> Estimate {
     let samples = scenario.duration.0.as_nanos() / scenario.sample_interval.0.as_nanos().max(1);
     let cell_row_bytes = net.radio.as_ref().map_or(0, |r| r.cell.rows_per_sample() as u128 * u128::from(r.cell.series().row_bytes));
-    let row_bytes = net.flows.len() as u128 * u128::from(FlowSeries::ROW_BYTES)
-        + net.links.len() as u128 * u128::from(LinkSeries::ROW_BYTES)
-        + cell_row_bytes;
+    let (flow_rows, flow_row_bytes) = plan.flow_rows(net.flows.len());
+    let row_bytes =
+        flow_rows as u128 * u128::from(flow_row_bytes) + plan.links.len() as u128 * u128::from(LinkSeries::ROW_BYTES) + cell_row_bytes;
     let series_bytes = saturate(u128::from(samples) * row_bytes);
     let rtt_samples = if scenario.record.rtt { segments_bound(scenario, net) } else { 0 };
     Estimate { samples, series_bytes, rtt_samples, limit_bytes: scenario.record.memory_limit.0 }
 }
 
 /// Rejects a scenario whose recorded series would pass its `record.memory_limit`.
-pub fn check(scenario: &Scenario, net: &Network) -> Result<Estimate, ScenarioError> {
-    let e = estimate(scenario, net);
+pub fn check(scenario: &Scenario, net: &Network, plan: &SamplePlan) -> Result<Estimate, ScenarioError> {
+    let e = estimate(scenario, net, plan);
     let limit = format!("record.memory_limit {}", approx_bytes(e.limit_bytes));
     if e.series_bytes > e.limit_bytes {
-        let mut what = vec![count(net.flows.len(), "flow"), count(net.links.len(), "link")];
+        let flows = match &plan.groups {
+            Some(groups) => count(groups.len(), "flow group"),
+            None => count(net.flows.len(), "flow"),
+        };
+        let mut what = vec![flows, count(plan.links.len(), "link")];
         what.extend(net.radio.as_ref().map(|r| count(r.cell.rows_per_sample(), r.cell.row_noun())));
         let last = what.pop().expect("flows and links are listed");
         let what = format!("{} and {last}", what.join(", "));
@@ -135,16 +140,11 @@ fn segments_bound(scenario: &Scenario, net: &Network) -> u64 {
     // Bottleneck medium → (its rate, longest active time of its flows, smallest segment).
     let mut groups: HashMap<LinkId, (f64, f64, u64)> = HashMap::new();
     for (f, spec) in net.flows.iter().zip(&scenario.flows) {
-        let (mut node, mut bottleneck) = (f.src, None);
-        while let Some(link) = net.routes.next_hop(node, f.dst) {
-            let hop = medium(link);
+        let mut bottleneck = None;
+        for hop in net.path(f.src, f.dst).map(medium) {
             if bottleneck.is_none_or(|(_, rate)| hop.1 < rate) {
                 bottleneck = Some(hop);
             }
-            node = match net.radio.as_ref().and_then(|r| r.hop(link).map(|h| r.far_end(h.ue, h.direction))) {
-                Some(far_end) => far_end,
-                None => net.links[link as usize].to,
-            };
         }
         let Some((bottleneck, rate)) = bottleneck else { continue };
         let active_s = f.stop.unwrap_or(end).min(end).saturating_since(f.start).as_secs_f64();
@@ -185,7 +185,9 @@ pub fn approx_bytes(bytes: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::recorder::FlowSeries;
     use crate::resolve::resolve;
+    use crate::sampling::FlowGroupSeries;
     use crate::world::World;
     use serde_json::{json, Value};
 
@@ -224,7 +226,7 @@ mod tests {
         // 10 Mbps of 1500 B segments: ~833 per second, 20 B each.
         let s = rtt_lens(|v| v["duration"] = json!("1000s")).unwrap();
         let net = crate::build::build(&s).unwrap();
-        let e = estimate(&s, &net);
+        let e = estimate(&s, &net, &SamplePlan::new(&s, &net));
         assert_eq!(e.rtt_samples, 833_334); // 10e6 * 1000 / (8 * 1500), rounded up
         assert_eq!(e.samples, 100_000);
         // Flows through one bottleneck share it; over 1 Gbps for a day, they would not fit.
@@ -260,7 +262,8 @@ mod tests {
                 "flows": vec![json!({"cc": "cubic"}); ues],
             }))
             .unwrap();
-            estimate(&s, &crate::build::build(&s).unwrap()).rtt_samples
+            let net = crate::build::build(&s).unwrap();
+            estimate(&s, &net, &SamplePlan::new(&s, &net)).rtt_samples
         };
         // The wired links are faster than the cell: its peak rate bounds all UEs together.
         assert_eq!(cell(1), cell(3));
@@ -271,11 +274,56 @@ mod tests {
     fn the_estimate_is_what_the_world_preallocates() {
         let s = rtt_lens(|v| v["flows"] = json!([{"cc": "cubic"}, {"cc": "bbr"}, {"cc": "reno"}])).unwrap();
         let world = World::new(s.clone(), &mut || Ok::<(), ScenarioError>(())).unwrap();
-        let e = estimate(&s, &world.net);
+        let e = estimate(&s, &world.net, &SamplePlan::new(&s, &world.net));
         let allocated = world.flow_series.t_s.capacity() as u64 * FlowSeries::ROW_BYTES
             + world.link_series.t_s.capacity() as u64 * LinkSeries::ROW_BYTES;
         assert_eq!(e.series_bytes, allocated);
         assert_eq!(world.flow_series.cwnd_pkts.capacity(), 2100 * 3);
+    }
+
+    #[test]
+    fn many_flows_are_recorded_in_groups_over_their_shared_links() {
+        // 101 flows (over `aggregate_above`), two algorithms: two group rows per sample, and
+        // the bottleneck's two directions are the only links two flows share.
+        let flows: Vec<Value> = (0..101).map(|i| json!({"cc": if i % 2 == 0 { "cubic" } else { "bbr" }})).collect();
+        let s = rtt_lens(|v| {
+            v["duration"] = json!("2s");
+            v["flows"] = json!(flows);
+        })
+        .unwrap();
+        let world = World::new(s.clone(), &mut || Ok::<(), ScenarioError>(())).unwrap();
+        let plan = &world.plan;
+        let groups: Vec<_> = plan.groups.as_ref().unwrap().iter().map(|g| (g.cc, g.stack, g.flows.len())).collect();
+        assert_eq!(groups, [("cubic", "linux", 51), ("bbr", "linux", 50)]);
+        let shared: Vec<&str> = plan.links.iter().map(|&l| world.net.links[l as usize].name.as_str()).collect();
+        assert_eq!(shared, ["left->right", "right->left"]);
+        let e = estimate(&s, &world.net, plan);
+        let allocated = world.flow_group_series.t_s.capacity() as u64 * FlowGroupSeries::ROW_BYTES
+            + world.link_series.t_s.capacity() as u64 * LinkSeries::ROW_BYTES;
+        assert_eq!((e.series_bytes, world.flow_group_series.t_s.capacity(), world.flow_series.t_s.capacity()), (allocated, 200 * 2, 0));
+        // Asked for, each flow and every link direction are recorded again.
+        let s = rtt_lens(|v| {
+            v["duration"] = json!("2s");
+            v["flows"] = json!(flows);
+            v["record"] = json!({"flows": "each", "links": "all"});
+        })
+        .unwrap();
+        let net = crate::build::build(&s).unwrap();
+        let plan = SamplePlan::new(&s, &net);
+        assert!(plan.groups.is_none() && plan.links.len() == 2 + 4 * 101);
+        // A 10 000-flow dumbbell at 10 ms for 10 s fits the default limit only in groups.
+        let many: Vec<Value> = (0..10_000).map(|_| json!({"cc": "cubic"})).collect();
+        let big = |record: Value| {
+            rtt_lens(|v| {
+                v["duration"] = json!("10s");
+                v["record"] = record.clone();
+                v["flows"] = json!(many);
+            })
+        };
+        assert!(big(json!({})).is_ok());
+        let e = big(json!({"flows": "each"})).unwrap_err();
+        assert_eq!(e.path, "sample_interval");
+        assert!(e.message.contains("for 10000 flows and 2 links would need ~1.3 GiB"), "{e}");
     }
 
     #[test]

@@ -61,6 +61,21 @@ pub struct Network {
     pub flows: Vec<Flow>,
 }
 
+impl Network {
+    /// The link directions (radio hops included) a packet from `src` to `dst` takes, in order.
+    pub fn path(&self, src: NodeId, dst: NodeId) -> impl Iterator<Item = LinkId> + '_ {
+        let mut node = src;
+        std::iter::from_fn(move || {
+            let link = self.routes.next_hop(node, dst)?;
+            node = match self.radio.as_ref().and_then(|r| r.hop(link).map(|h| r.far_end(h.ue, h.direction))) {
+                Some(far_end) => far_end,
+                None => self.links[link as usize].to,
+            };
+            Some(link)
+        })
+    }
+}
+
 /// One hop across the radio: base → user (downlink) or user → base (uplink).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RadioHop {

@@ -10,6 +10,7 @@ pub mod mmwave;
 pub mod mmwave_record;
 pub mod recorder;
 pub mod resolve;
+pub mod sampling;
 pub mod scenario;
 pub mod summary;
 pub mod tsq;
@@ -67,7 +68,8 @@ const SETUP_STEPS_PER_REPORT: u64 = 1024;
 /// building its world makes the same checks.
 pub fn validate(value: serde_json::Value) -> Result<Scenario, ScenarioError> {
     let scenario = resolve(value)?;
-    budget::check(&scenario, &build::build(&scenario)?)?;
+    let net = build::build(&scenario)?;
+    budget::check(&scenario, &net, &sampling::SamplePlan::new(&scenario, &net))?;
     Ok(scenario)
 }
 
@@ -114,7 +116,8 @@ pub fn run(scenario: Scenario, mut progress: impl FnMut(f64) -> Result<(), Strin
 /// and one entry per kind of cell}, each column {"name", "dtype", "unit", "meaning"}.
 pub fn series_schema() -> serde_json::Value {
     use recorder::{FlowSeries, LinkSeries, RttSeries};
-    let all = [&FlowSeries::SCHEMA, &LinkSeries::SCHEMA, &RttSeries::SCHEMA].into_iter().chain(CELL_SERIES);
+    let all =
+        [&FlowSeries::SCHEMA, &sampling::FlowGroupSeries::SCHEMA, &LinkSeries::SCHEMA, &RttSeries::SCHEMA].into_iter().chain(CELL_SERIES);
     serde_json::Value::Object(all.map(|s| (s.name.to_string(), s.to_json())).collect())
 }
 

@@ -62,11 +62,84 @@ pub struct RecordSpec {
     /// again (docs/scenario-format.md, "Limits").
     #[serde(default = "default_memory_limit")]
     pub memory_limit: SizeValue,
+    /// The flow time series: "each" (a row per flow, flows.parquet), "groups" (a row per
+    /// algorithm and stack with sums and percentiles over its flows, flow_groups.parquet) or
+    /// "auto" (each up to `aggregate_above` flows, groups above).
+    #[serde(default)]
+    pub flows: FlowRecording,
+    /// The link time series: "all" (every link direction), "shared" (the directions that
+    /// carry packets of two or more flows: bottlenecks, not a host's own access link) or
+    /// "auto" (all up to `aggregate_above` flows, shared above).
+    #[serde(default)]
+    pub links: LinkRecording,
+    /// Above this many flows, "auto" records flow groups and shared links only.
+    #[serde(default = "default_aggregate_above")]
+    pub aggregate_above: u32,
 }
 
 impl Default for RecordSpec {
     fn default() -> Self {
-        RecordSpec { rtt: false, memory_limit: default_memory_limit() }
+        RecordSpec {
+            rtt: false,
+            memory_limit: default_memory_limit(),
+            flows: FlowRecording::Auto,
+            links: LinkRecording::Auto,
+            aggregate_above: default_aggregate_above(),
+        }
+    }
+}
+
+/// Which flow time series a run records (`record.flows`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum FlowRecording {
+    /// A row per flow and sample (flows.parquet).
+    Each,
+    /// A row per algorithm, stack and sample over the group's flows (flow_groups.parquet).
+    Groups,
+    /// `each` up to `record.aggregate_above` flows, `groups` above.
+    #[default]
+    Auto,
+}
+
+/// Which link directions a run samples (`record.links`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum LinkRecording {
+    /// Every link direction.
+    All,
+    /// The link directions that carry packets (data or ACKs) of two or more flows.
+    Shared,
+    /// `all` up to `record.aggregate_above` flows, `shared` above.
+    #[default]
+    Auto,
+}
+
+/// Flows above which `record.flows` and `record.links` "auto" aggregate: a hundred flows'
+/// rows at the default 10 ms are ~1.5 MB per simulated second.
+pub const DEFAULT_AGGREGATE_ABOVE: u32 = 100;
+
+fn default_aggregate_above() -> u32 {
+    DEFAULT_AGGREGATE_ABOVE
+}
+
+impl RecordSpec {
+    /// Whether the flow series holds groups rather than flows, for a run of `flows` flows.
+    pub fn flow_groups(&self, flows: usize) -> bool {
+        match self.flows {
+            FlowRecording::Each => false,
+            FlowRecording::Groups => true,
+            FlowRecording::Auto => flows > self.aggregate_above as usize,
+        }
+    }
+
+    /// Whether only the link directions shared by flows are sampled, for `flows` flows.
+    pub fn shared_links_only(&self, flows: usize) -> bool {
+        match self.links {
+            LinkRecording::All => false,
+            LinkRecording::Shared => true,
+            LinkRecording::Auto => flows > self.aggregate_above as usize,
+        }
     }
 }
 

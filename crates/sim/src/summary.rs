@@ -2,11 +2,10 @@
 //! that keep results trustworthy"): packet conservation, acked ≤ sent, no NaN or negative
 //! value where a number is required.
 
-use crate::recorder::means_by_id;
+use crate::sampling::stack_name;
 use crate::world::World;
 use serde::Serialize;
 use std::collections::BTreeMap;
-use tcplab_tcp::FlowSender;
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct FlowSummary {
@@ -140,10 +139,7 @@ pub fn summarize(w: &World) -> Summary {
             FlowSummary {
                 id: i as u32,
                 cc: w.scenario.flows[i].cc.name().to_string(),
-                stack: match f.sender {
-                    FlowSender::Linux(_) => "linux",
-                    FlowSender::Ns3(_) => "ns3",
-                },
+                stack: stack_name(&f.sender),
                 src: names(f.src),
                 dst: names(f.dst),
                 goodput_mbps: if active_s > 0.0 { f.receiver.delivered_bytes() as f64 * 8e-6 / active_s } else { 0.0 },
@@ -165,7 +161,7 @@ pub fn summarize(w: &World) -> Summary {
         })
         .collect();
     let run_ns = end.as_nanos().max(1) as f64;
-    let backlog_means = means_by_id(w.link_series.link.iter().copied(), &w.link_series.backlog_pkts, w.net.links.len(), |_| true);
+    let backlog_mean = |i: usize| if w.samples_taken == 0 { 0.0 } else { w.backlog_sum[i] as f64 / w.samples_taken as f64 };
     let links = w
         .net
         .links
@@ -181,7 +177,7 @@ pub fn summarize(w: &World) -> Summary {
             },
             losses: l.stats.link_losses,
             ce_marks: l.stats.queue.ce_marks,
-            backlog_mean_pkts: backlog_means[i].unwrap_or(0.0),
+            backlog_mean_pkts: backlog_mean(i),
             backlog_max_pkts: w.backlog_max[i],
             sojourn_mean_ms: l.stats.sojourn.mean_ms(),
             sojourn_p95_ms: l.stats.sojourn.quantile_ms(0.95),
@@ -240,8 +236,9 @@ pub fn check_invariants(w: &World, s: &Summary) -> Result<(), String> {
             return Err(format!("flow {}: a summary number is NaN, infinite or negative", f.id));
         }
     }
-    let fs = &w.flow_series;
-    let required = [&fs.cwnd_pkts, &fs.inflight_pkts, &fs.goodput_mbps, &fs.retransmits];
+    let (fs, gs) = (&w.flow_series, &w.flow_group_series);
+    let required =
+        [&fs.cwnd_pkts, &fs.inflight_pkts, &fs.goodput_mbps, &fs.retransmits, &gs.goodput_mbps, &gs.inflight_pkts, &gs.retransmits];
     if required.iter().any(|col| col.iter().any(|x| !x.is_finite() || *x < 0.0)) {
         return Err("a flow time-series value is NaN, infinite or negative".into());
     }

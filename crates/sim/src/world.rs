@@ -12,6 +12,7 @@
 use crate::build::{build_with, Flow, Network};
 use crate::error::ScenarioError;
 use crate::recorder::{Columns, FlowSeries, LinkSeries, RttSeries, RttStats, SrttStats};
+use crate::sampling::{is_active, FlowGroupSeries, FlowSample, GroupScratch, SamplePlan};
 use crate::scenario::Scenario;
 use crate::tsq::Tsq;
 use std::collections::VecDeque;
@@ -123,15 +124,24 @@ pub struct World {
     rtt_cap: usize,
     rtt_overflow: bool,
     pub counters: RunCounters,
+    /// What each sample records: flows one by one or in groups, which link directions.
+    pub plan: SamplePlan,
     pub flow_series: FlowSeries,
+    pub flow_group_series: FlowGroupSeries,
+    /// Reused per sample: one group's flows and the buffers of its percentiles.
+    flow_samples: Vec<FlowSample>,
+    group_scratch: GroupScratch,
     pub link_series: LinkSeries,
     pub rtt_series: RttSeries,
     pub rtt_stats: Vec<RttStats>,
     /// Per flow, its smoothed RTT averaged over time and per update.
     pub srtt_stats: Vec<SrttStats>,
     flow_baseline: Vec<Baseline>,
-    /// Queue counters per link at the previous sample.
+    /// Queue counters per sampled link at the previous sample.
     link_baseline: Vec<QueueBaseline>,
+    /// Per link direction (sampled or not), its backlog summed over the samples, packets.
+    pub backlog_sum: Vec<u64>,
+    pub samples_taken: u64,
     /// Largest queue backlog seen per link direction, packets.
     pub backlog_max: Vec<u32>,
     /// The pending `RadioWake` instant.
@@ -150,7 +160,8 @@ impl World {
     /// budget allows its recorded series, and preallocates them.
     pub fn new<E: From<ScenarioError>>(scenario: Scenario, tick: &mut dyn FnMut() -> Result<(), E>) -> Result<World, E> {
         let mut net = build_with(&scenario, tick)?;
-        let budget = crate::budget::check(&scenario, &net)?;
+        let plan = SamplePlan::new(&scenario, &net);
+        let budget = crate::budget::check(&scenario, &net, &plan)?;
         let end = SimTime::ZERO + scenario.duration.0;
         let sample_interval = scenario.sample_interval.0;
         let samples = budget.samples as usize;
@@ -167,9 +178,21 @@ impl World {
         if let Some(radio) = net.radio.as_mut() {
             radio.cell.reserve(samples);
         }
+        let (flow_rows, _) = plan.flow_rows(flows);
+        let (flow_series, flow_group_series) = match plan.groups {
+            Some(_) => (FlowSeries::default(), FlowGroupSeries::with_capacity(samples * flow_rows)),
+            None => (FlowSeries::with_capacity(samples * flow_rows), FlowGroupSeries::default()),
+        };
         Ok(World {
-            flow_series: FlowSeries::with_capacity(samples * flows),
-            link_series: LinkSeries::with_capacity(samples * links),
+            flow_series,
+            flow_group_series,
+            flow_samples: Vec::new(),
+            group_scratch: GroupScratch::default(),
+            link_series: LinkSeries::with_capacity(samples * plan.links.len()),
+            link_baseline: vec![QueueBaseline::default(); plan.links.len()],
+            backlog_sum: vec![0; links],
+            samples_taken: 0,
+            plan,
             radio_wake: None,
             radio_out: Vec::new(),
             radio_ready: VecDeque::new(),
@@ -188,7 +211,6 @@ impl World {
             rtt_stats: vec![RttStats::default(); flows],
             srtt_stats: vec![SrttStats::default(); flows],
             flow_baseline: vec![Baseline::default(); flows],
-            link_baseline: vec![QueueBaseline::default(); links],
             backlog_max: vec![0; links],
         })
     }
@@ -514,42 +536,24 @@ impl World {
 
     fn sample(&mut self, now: SimTime) {
         let t = now.as_secs_f64();
-        let interval_s = self.sample_interval.as_secs_f64();
-        let nan_if_none = |v: Option<f64>| v.unwrap_or(f64::NAN);
-        for (i, flow) in self.net.flows.iter().enumerate() {
-            let st = flow.sender.stats();
-            let delivered = flow.receiver.delivered_bytes();
-            let base = &mut self.flow_baseline[i];
-            let s = &mut self.flow_series;
-            s.t_s.push(t);
-            s.flow.push(i as u32);
-            s.cwnd_pkts.push(st.cwnd_pkts as f64);
-            s.ssthresh_pkts.push(nan_if_none(st.ssthresh_pkts.map(f64::from)));
-            s.inflight_pkts.push(st.inflight_pkts as f64);
-            s.srtt_ms.push(nan_if_none(st.srtt.map(|d| d.as_millis_f64())));
-            s.min_rtt_ms.push(nan_if_none(st.min_rtt.map(|d| d.as_millis_f64())));
-            s.pacing_rate_mbps.push(nan_if_none(st.pacing_rate.map(|r| r.mbps())));
-            s.delivery_rate_mbps.push(nan_if_none(st.delivery_rate.map(|r| r.mbps())));
-            s.delivery_rate_app_limited.push(u32::from(st.delivery_rate_app_limited));
-            s.goodput_mbps.push((delivered - base.delivered_bytes) as f64 * 8e-6 / interval_s);
-            s.retransmits.push((st.retransmits - base.retransmits) as f64);
-            s.cc_state.push(st.cc_state);
-            let bbr = st.bbr.as_ref();
-            s.bbr_bw_mbps.push(nan_if_none(bbr.map(|b| b.bw_bytes_per_sec as f64 * 8e-6)));
-            s.bbr_min_rtt_ms.push(nan_if_none(bbr.filter(|b| b.min_rtt_us != u32::MAX).map(|b| f64::from(b.min_rtt_us) / 1e3)));
-            s.bbr_pacing_gain.push(nan_if_none(bbr.map(|b| BbrInfo::gain_ratio(b.pacing_gain))));
-            s.bbr_cwnd_gain.push(nan_if_none(bbr.map(|b| BbrInfo::gain_ratio(b.cwnd_gain))));
-            s.bbr_lt_bw_mbps.push(nan_if_none(bbr.and_then(|b| b.lt_bw_bytes_per_sec).map(|b| b as f64 * 8e-6)));
-            *base = Baseline { delivered_bytes: delivered, retransmits: st.retransmits };
+        if self.plan.groups.is_some() {
+            self.sample_flow_groups(now);
+        } else {
+            self.sample_each_flow(t);
         }
-        for (i, link) in self.net.links.iter().enumerate() {
+        self.samples_taken += 1;
+        for (sum, link) in self.backlog_sum.iter_mut().zip(&self.net.links) {
+            *sum += link.queue.len_packets() as u64;
+        }
+        for (&i, before) in self.plan.links.iter().zip(&mut self.link_baseline) {
+            let link = &self.net.links[i as usize];
             let s = &mut self.link_series;
             s.t_s.push(t);
-            s.link.push(i as u32);
+            s.link.push(i);
             s.backlog_pkts.push(link.queue.len_packets() as f64);
             s.backlog_bytes.push(link.queue.len_bytes() as f64);
             let now = QueueBaseline::of(link);
-            let before = std::mem::replace(&mut self.link_baseline[i], now);
+            let before = std::mem::replace(before, now);
             let dropped = |r: usize| (now.drops[r] - before.drops[r]) as f64;
             s.drops.push((0..DropReason::COUNT).map(dropped).sum());
             s.tail_drops.push(dropped(0));
@@ -561,6 +565,66 @@ impl World {
             s.sojourn_ms.push(now.sojourn.mean_ms_since(before.sojourn));
             s.l4s_sojourn_ms.push(now.l4s_sojourn.mean_ms_since(before.l4s_sojourn));
         }
+    }
+
+    /// Goodput (Mbit/s) and retransmissions of flow `i` since the previous sample, moving its
+    /// baseline to now.
+    fn interval_counts(&mut self, i: usize, retransmits: u64) -> (f64, f64) {
+        let delivered = self.net.flows[i].receiver.delivered_bytes();
+        let base = std::mem::replace(&mut self.flow_baseline[i], Baseline { delivered_bytes: delivered, retransmits });
+        ((delivered - base.delivered_bytes) as f64 * 8e-6 / self.sample_interval.as_secs_f64(), (retransmits - base.retransmits) as f64)
+    }
+
+    fn sample_each_flow(&mut self, t: f64) {
+        let nan_if_none = |v: Option<f64>| v.unwrap_or(f64::NAN);
+        for i in 0..self.net.flows.len() {
+            let st = self.net.flows[i].sender.stats();
+            let (goodput_mbps, retransmits) = self.interval_counts(i, st.retransmits);
+            let s = &mut self.flow_series;
+            s.t_s.push(t);
+            s.flow.push(i as u32);
+            s.cwnd_pkts.push(st.cwnd_pkts as f64);
+            s.ssthresh_pkts.push(nan_if_none(st.ssthresh_pkts.map(f64::from)));
+            s.inflight_pkts.push(st.inflight_pkts as f64);
+            s.srtt_ms.push(nan_if_none(st.srtt.map(|d| d.as_millis_f64())));
+            s.min_rtt_ms.push(nan_if_none(st.min_rtt.map(|d| d.as_millis_f64())));
+            s.pacing_rate_mbps.push(nan_if_none(st.pacing_rate.map(|r| r.mbps())));
+            s.delivery_rate_mbps.push(nan_if_none(st.delivery_rate.map(|r| r.mbps())));
+            s.delivery_rate_app_limited.push(u32::from(st.delivery_rate_app_limited));
+            s.goodput_mbps.push(goodput_mbps);
+            s.retransmits.push(retransmits);
+            s.cc_state.push(st.cc_state);
+            let bbr = st.bbr.as_ref();
+            s.bbr_bw_mbps.push(nan_if_none(bbr.map(|b| b.bw_bytes_per_sec as f64 * 8e-6)));
+            s.bbr_min_rtt_ms.push(nan_if_none(bbr.filter(|b| b.min_rtt_us != u32::MAX).map(|b| f64::from(b.min_rtt_us) / 1e3)));
+            s.bbr_pacing_gain.push(nan_if_none(bbr.map(|b| BbrInfo::gain_ratio(b.pacing_gain))));
+            s.bbr_cwnd_gain.push(nan_if_none(bbr.map(|b| BbrInfo::gain_ratio(b.cwnd_gain))));
+            s.bbr_lt_bw_mbps.push(nan_if_none(bbr.and_then(|b| b.lt_bw_bytes_per_sec).map(|b| b as f64 * 8e-6)));
+        }
+    }
+
+    fn sample_flow_groups(&mut self, now: SimTime) {
+        let groups = self.plan.groups.take().expect("called with groups");
+        let mut samples = std::mem::take(&mut self.flow_samples);
+        for group in &groups {
+            samples.clear();
+            for &i in &group.flows {
+                let flow = &self.net.flows[i as usize];
+                let (active, st) = (is_active(flow.start, flow.completed_at, now), flow.sender.stats());
+                let (goodput_mbps, retransmits) = self.interval_counts(i as usize, st.retransmits);
+                samples.push(FlowSample {
+                    active,
+                    goodput_mbps,
+                    cwnd_pkts: st.cwnd_pkts as f64,
+                    inflight_pkts: st.inflight_pkts as f64,
+                    srtt_ms: st.srtt.map(|d| d.as_millis_f64()),
+                    retransmits,
+                });
+            }
+            self.flow_group_series.push_group(now.as_secs_f64(), group, samples.iter().copied(), &mut self.group_scratch);
+        }
+        self.plan.groups = Some(groups);
+        self.flow_samples = samples;
     }
 
     /// Packets held by links and the cell right now (queued, in service, propagating).
@@ -581,10 +645,11 @@ impl World {
     /// RTT samples when recorded, and the cell's series.
     pub fn take_series(&mut self) -> Vec<(&'static str, Columns)> {
         use std::mem::take;
-        let mut series = vec![
-            (FlowSeries::SCHEMA.name, take(&mut self.flow_series).into_columns()),
-            (LinkSeries::SCHEMA.name, take(&mut self.link_series).into_columns()),
-        ];
+        let flows = match self.plan.groups {
+            Some(_) => (FlowGroupSeries::SCHEMA.name, take(&mut self.flow_group_series).into_columns()),
+            None => (FlowSeries::SCHEMA.name, take(&mut self.flow_series).into_columns()),
+        };
+        let mut series = vec![flows, (LinkSeries::SCHEMA.name, take(&mut self.link_series).into_columns())];
         if self.record_rtt {
             series.push((RttSeries::SCHEMA.name, take(&mut self.rtt_series).into_columns()));
         }

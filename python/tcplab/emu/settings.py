@@ -125,6 +125,17 @@ def _sample_interval(value: str, _: Where) -> str | None:
     return f"{value} is shorter than the kernel backend samples on time (TCP_INFO per sender, qdisc counters over netlink); allowed: at least {MIN_SAMPLE_INTERVAL}"
 
 
+def _each_flow(_: Any, where: Where) -> str | None:
+    """The kernel backend records each flow: it refuses a scenario whose flows the simulator
+    would record in groups (`record.flows`, `record.aggregate_above`)."""
+    record = where.scenario["record"]
+    flows = len(where.scenario["flows"])
+    grouped = record["flows"] == "groups" or (record["flows"] == "auto" and flows > record["aggregate_above"])
+    if not grouped:
+        return None
+    return f'flow groups are not emulated: the kernel backend records each flow; allowed: record.flows = "each", or "auto" with record.aggregate_above at least {flows}'
+
+
 def _bottleneck_rate(value: str, _: Where) -> str | None:
     if rate_bps(value) <= REFUSED_ABOVE_BPS:
         return None
@@ -437,6 +448,14 @@ KERNEL_SETTINGS: dict[str, Handling] = {
         records=False,
     ),
     "record.memory_limit": Handling("bounds the simulator's recorded series; the emulation's samples are far smaller"),
+    "record.flows": Handling("each flow's TCP_INFO samples are its rows in flows.parquet", _each_flow),
+    "record.aggregate_above": Handling(
+        'with record.flows = "auto": the flow count above which flows would be grouped (refused under record.flows)'
+    ),
+    "record.links": Handling(
+        "whatever this says, the bottleneck's two directions are sampled (the links the flows share): "
+        "the access links are veths without a queue of their own"
+    ),
     "topology.kind": Handling("the dumbbell's three namespaces", _exactly("dumbbell", "only dumbbells have wired veths here")),
     "topology.pairs": Handling("one address per pair on the senders' and on the receivers' veth"),
     "topology.access_delays": Handling("added to each pair's one-way delay in the delay line"),

@@ -110,11 +110,13 @@ def _print_style(make_figure: Callable[[Result], Figure]) -> Callable[[Result], 
 @_print_style
 def throughput_figure(result: Result) -> Figure:
     """Goodput of each flow over time, as a moving average (see `GOODPUT_WINDOW_SECONDS`)."""
-    interval = _sampling_interval(result.flows)
-    run_seconds = float(result.flows["t_s"].max() or 0.0)
+    frame = result.flows if result.flow_groups is None else result.flow_groups
+    interval = _sampling_interval(frame)
+    run_seconds = float(frame["t_s"].max() or 0.0)
     window_seconds = max(GOODPUT_WINDOW_SECONDS, run_seconds / GOODPUT_WINDOWS_PER_RUN)
     window = max(1, round(window_seconds / interval))
-    figure, axes = _new_figure(result, "goodput per flow", f"goodput (Mbps, {_seconds_text(window * interval)} mean)")
+    title = "goodput per flow" if result.flow_groups is None else "goodput per group of flows"
+    figure, axes = _new_figure(result, title, f"goodput (Mbps, {_seconds_text(window * interval)} mean)")
     _plot_flows(axes, result, "goodput_mbps", lambda values: trailing_mean(values, window))
     return _finished(figure, axes)
 
@@ -256,12 +258,24 @@ def _new_figure(result: Result, title: str, ylabel: str) -> tuple[Figure, Axes]:
     return figure, axes
 
 
+# What a figure of flows.parquet's column shows of a run that recorded its flows in groups:
+# the flow_groups.parquet column, and what it is over the group's flows.
+GROUP_COLUMNS = {
+    "goodput_mbps": ("goodput_mbps", "sum"),
+    "srtt_ms": ("srtt_p50_ms", "median"),
+    "cwnd_pkts": ("cwnd_p50_pkts", "median"),
+}
+
+
 def _plot_flows(
     axes: Axes,
     result: Result,
     column: str,
     transform: Callable[[np.ndarray], np.ndarray] = lambda values: values,
 ) -> None:
+    if result.flow_groups is not None:
+        _plot_groups(axes, result.flow_groups, column, transform)
+        return
     for flow_id, style in flow_styles(result).items():
         rows = result.flows.filter(pl.col("flow") == flow_id)
         if rows.is_empty():
@@ -272,6 +286,29 @@ def _plot_flows(
             label=style.label,
             color=style.colour,
             linestyle=style.linestyle,
+            zorder=2,
+        )
+
+
+def _plot_groups(
+    axes: Axes,
+    groups: pl.DataFrame,
+    column: str,
+    transform: Callable[[np.ndarray], np.ndarray],
+) -> None:
+    """One line per group of flows (algorithm and stack): `GROUP_COLUMNS[column]`."""
+    group_column, over = GROUP_COLUMNS[column]
+    keys = groups.select("cc", "stack").unique(maintain_order=True).iter_rows()
+    stacks = groups["stack"].n_unique()
+    for number, (cc, stack) in enumerate(keys):
+        rows = groups.filter((pl.col("cc") == cc) & (pl.col("stack") == stack))
+        name = f"{cc} ({stack})" if stacks > 1 else cc
+        axes.plot(
+            rows["t_s"].to_numpy(),
+            transform(rows[group_column].to_numpy()),
+            label=f"{name}, {over} over {int(rows['flows_active'].max() or 0)} flows",
+            color=algorithm_colour(cc),
+            linestyle=LINE_STYLES[number % len(LINE_STYLES)] if stacks > 1 else "-",
             zorder=2,
         )
 
