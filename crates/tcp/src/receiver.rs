@@ -145,7 +145,7 @@ impl TcpReceiver {
             rcv_buf_bytes: cfg.rcv_buf_bytes,
             ecn: cfg.ecn,
             rcv_nxt: 0,
-            ooo: Vec::with_capacity(64),
+            ooo: Vec::new(),
             ooo_bytes: 0,
             sacks: [SackBlock::default(); MAX_SACK_BLOCKS],
             sacks_len: 0,

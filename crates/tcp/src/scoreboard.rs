@@ -100,7 +100,7 @@ pub(crate) struct Scoreboard {
 impl Scoreboard {
     pub(crate) fn new() -> Self {
         Scoreboard {
-            segs: VecDeque::with_capacity(1024),
+            segs: VecDeque::new(),
             snd_una: 0,
             sacked_out: 0,
             lost_out: 0,
