@@ -14,8 +14,8 @@ use crate::link_spec::{queue_context, AggregationSpec, JitterSpec, LinkSpec, Los
 use crate::mmwave::{ENB, PGW, REMOTE};
 use crate::mmwave_record::RecordedMmwave;
 use crate::scenario::{
-    cross_pair, dumbbell_node_names, parking_lot_router, through_pair, AtoSpec, FlowSpec, LeafSpine, PacingSpec, RecoverySpec, RtoSpec,
-    Scenario, Ssthresh, StackSpec, TcpSpec, Topology,
+    dumbbell_node_names, AtoSpec, FlowSpec, LeafSpine, PacingSpec, ParkingLot, RecoverySpec, RtoSpec, Scenario, Ssthresh, StackSpec,
+    TcpSpec, Topology,
 };
 use crate::tsq::Tsq;
 use crate::units::{BufferValue, EcnThresholdValue};
@@ -375,17 +375,17 @@ pub fn build_with<E: From<ScenarioError>>(scenario: &Scenario, tick: &mut dyn Fn
             }
             for h in 0..p.hops {
                 let (link, path) = p.hop_link(h);
-                b.add_link(&parking_lot_router(h), &parking_lot_router(h + 1), link, None, &path)?;
+                b.add_link(&ParkingLot::router(h), &ParkingLot::router(h + 1), link, None, &path)?;
             }
-            let (first, last) = (parking_lot_router(0), parking_lot_router(p.hops));
-            for [src, dst] in (0..p.pairs.expect("resolved parking lots have pairs")).map(through_pair) {
+            let (first, last) = (ParkingLot::router(0), ParkingLot::router(p.hops));
+            for [src, dst] in (0..p.pairs.expect("resolved parking lots have pairs")).map(ParkingLot::through_pair) {
                 b.add_link(&src, &first, &p.access, None, "topology.access")?;
                 b.add_link(&last, &dst, &p.access, None, "topology.access")?;
             }
             for h in 0..p.hops {
-                for [src, dst] in (0..p.cross_pairs).map(|j| cross_pair(h, j)) {
-                    b.add_link(&src, &parking_lot_router(h), &p.access, None, "topology.access")?;
-                    b.add_link(&parking_lot_router(h + 1), &dst, &p.access, None, "topology.access")?;
+                for [src, dst] in (0..p.cross_pairs).map(|j| ParkingLot::cross_pair(h, j)) {
+                    b.add_link(&src, &ParkingLot::router(h), &p.access, None, "topology.access")?;
+                    b.add_link(&ParkingLot::router(h + 1), &dst, &p.access, None, "topology.access")?;
                 }
             }
         }

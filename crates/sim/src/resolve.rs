@@ -6,7 +6,7 @@
 
 use crate::error::ScenarioError;
 use crate::link_spec::{queue_context, AggregationSpec, JitterSpec, LinkSpec, LossSpec, TokenBucketSpec};
-use crate::scenario::{dumbbell_node_names, through_pair, FlowSpec, ParkingLot, Scenario, StackSpec, TcpSpec, Topology};
+use crate::scenario::{dumbbell_node_names, FlowSpec, ParkingLot, Scenario, StackSpec, TcpSpec, Topology};
 use crate::units::{BufferValue, DurationValue, EcnThresholdValue, RateValue, SizeValue};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
@@ -418,11 +418,11 @@ fn check_parking_lot(p: &mut ParkingLot, flows: &mut [FlowSpec]) -> Result<(), S
             (None, None) if next_pair == pairs => return Err(ScenarioError::new(
                 format!("flows.{i}"),
                 format!(
-                    "has no src/dst and the parking lot's {pairs} through pairs are taken; set topology.pairs or the flow's src and dst"
+                    "has no src/dst and the flows before it took all through pairs (topology.pairs = {pairs}); set topology.pairs or the flow's src and dst"
                 ),
             )),
             (None, None) => {
-                let [src, dst] = through_pair(next_pair);
+                let [src, dst] = ParkingLot::through_pair(next_pair);
                 (f.src, f.dst) = (Some(src), Some(dst));
                 next_pair += 1;
             }
@@ -1030,7 +1030,7 @@ mod tests {
             (Box::new(|v| through(v, json!({"access": {"rate": "1Gbps", "delay": "0ms", "a": "x"}}))), "topology.access.a: this topology's links have fixed ends; remove a and b"),
             (
                 Box::new(|v| parking_lot(v, json!({"pairs": 1}), json!([{"cc": "cubic"}, {"cc": "cubic"}]))),
-                "flows.1: has no src/dst and the parking lot's 1 through pairs are taken; set topology.pairs or the flow's src and dst",
+                "flows.1: has no src/dst and the flows before it took all through pairs (topology.pairs = 1); set topology.pairs or the flow's src and dst",
             ),
             (
                 Box::new(|v| parking_lot(v, json!({}), json!([{"cc": "cubic", "src": "c0s0"}]))),

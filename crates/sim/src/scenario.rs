@@ -352,21 +352,6 @@ pub fn dumbbell_node_names(pairs: u32) -> Vec<(String, bool)> {
     names
 }
 
-/// Router `r<h>` of a parking lot: hop h runs from `r<h>` to `r<h+1>`.
-pub fn parking_lot_router(h: u32) -> String {
-    format!("r{h}")
-}
-
-/// Through pair i of a parking lot: sender `s<i>` on `r0`, receiver `d<i>` on the last router.
-pub fn through_pair(i: u32) -> [String; 2] {
-    [format!("s{i}"), format!("d{i}")]
-}
-
-/// Cross pair j of hop h: sender `c<h>s<j>` on `r<h>`, receiver `c<h>d<j>` on `r<h+1>`.
-pub fn cross_pair(h: u32, j: u32) -> [String; 2] {
-    [format!("c{h}s{j}"), format!("c{h}d{j}")]
-}
-
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ParkingLot {
@@ -391,6 +376,21 @@ pub struct ParkingLot {
 }
 
 impl ParkingLot {
+    /// Router `r<h>`: hop h runs from `r<h>` to `r<h+1>`.
+    pub fn router(h: u32) -> String {
+        format!("r{h}")
+    }
+
+    /// Through pair i: sender `s<i>` on `r0`, receiver `d<i>` on the last router.
+    pub fn through_pair(i: u32) -> [String; 2] {
+        [format!("s{i}"), format!("d{i}")]
+    }
+
+    /// Cross pair j of hop h: sender `c<h>s<j>` on `r<h>`, receiver `c<h>d<j>` on `r<h+1>`.
+    pub fn cross_pair(h: u32, j: u32) -> [String; 2] {
+        [format!("c{h}s{j}"), format!("c{h}d{j}")]
+    }
+
     /// The link of hop `h` and its key path.
     pub fn hop_link(&self, h: u32) -> (&LinkSpec, String) {
         match (&self.bottlenecks, &self.bottleneck) {
@@ -411,9 +411,9 @@ impl ParkingLot {
     /// Node names with whether each is a host: routers, through pairs, cross pairs hop by hop.
     pub fn node_names(&self) -> Vec<(String, bool)> {
         let pairs = self.pairs.expect("resolved parking lots have pairs");
-        let mut names: Vec<(String, bool)> = (0..=self.hops).map(|h| (parking_lot_router(h), false)).collect();
-        names.extend((0..pairs).flat_map(through_pair).map(|n| (n, true)));
-        names.extend((0..self.hops).flat_map(|h| (0..self.cross_pairs).flat_map(move |j| cross_pair(h, j))).map(|n| (n, true)));
+        let mut names: Vec<(String, bool)> = (0..=self.hops).map(|h| (Self::router(h), false)).collect();
+        names.extend((0..pairs).flat_map(Self::through_pair).map(|n| (n, true)));
+        names.extend((0..self.hops).flat_map(|h| (0..self.cross_pairs).flat_map(move |j| Self::cross_pair(h, j))).map(|n| (n, true)));
         names
     }
 

@@ -103,3 +103,22 @@ fn ecmp_spreads_flows_over_the_spines_and_keeps_each_on_one() {
     // Determinism: the same seed gives the same run.
     assert_eq!(leaf_spine(1).summary.flows, out.summary.flows);
 }
+
+/// A shipped example scenario, resolved; it raises no warning.
+fn shipped(name: &str) -> tcplab_sim::Scenario {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios").join(name);
+    let s = scenario(&std::fs::read_to_string(path).expect("readable"));
+    assert_eq!(tcplab_sim::warnings(&s), Vec::<String>::new(), "{name}");
+    s
+}
+
+#[test]
+fn the_shipped_examples_show_what_their_comments_say() {
+    let out = run_ok(shipped("parking-lot.toml"));
+    let goodput: Vec<f64> = out.summary.flows.iter().map(|f| f.goodput_mbps).collect();
+    assert!(goodput[1..].iter().all(|&cross| goodput[0] < cross), "through first: {goodput:?}");
+    let out = run_ok(shipped("leaf-spine.toml"));
+    let up_to = |spine: u32| (0..4).map(|leaf| transmitted_bytes(&out, &format!("leaf{leaf}->spine{spine}"))).sum::<u64>();
+    assert!(up_to(0) > 0 && up_to(1) > 0, "the flows between leaves spread over both spines");
+    assert!(out.summary.flows.iter().all(|f| f.retransmits == 0 || f.dst == "h3_0"), "only the flows meeting at h3_0 lose packets");
+}
