@@ -270,6 +270,8 @@ def test_list_shows_algorithms_queues_topologies_and_studies(run_cli: RunCli) ->
         "droptail",
         "dumbbell",
         "explicit",
+        "parking_lot",
+        "leaf_spine",
         *studies.all_studies(),
     ):
         assert re.search(rf"^\s+{name}\b", outcome.stdout, re.MULTILINE), f"{name} not listed"

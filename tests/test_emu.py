@@ -199,9 +199,18 @@ def test_what_cannot_be_emulated_is_refused_in_one_line(overrides: dict, expecte
     assert str(error.value).startswith(expected) and "\n" not in str(error.value)
 
 
-def test_other_topologies_are_refused() -> None:
-    with pytest.raises(ScenarioError, match=r"topology\.kind: 'mmwave' cannot be emulated; allowed: dumbbell"):
-        plan_for(tcplab.resolve(REPOSITORY / "scenarios" / "mmwave-blockage.toml"))
+@pytest.mark.parametrize(
+    ("source", "kind"),
+    [
+        ("mmwave-blockage.toml", "mmwave"),
+        ("explicit-lossy-path.toml", "explicit"),
+        ("parking-lot.toml", "parking_lot"),
+        ("leaf-spine.toml", "leaf_spine"),
+    ],
+)
+def test_other_topologies_are_refused(source: str, kind: str) -> None:
+    with pytest.raises(ScenarioError, match=rf"^topology\.kind: '{kind}' cannot be emulated; allowed: dumbbell$"):
+        plan_for(tcplab.resolve(REPOSITORY / "scenarios" / source))
 
 
 def test_rates_outside_the_faithful_range_are_a_warning() -> None:

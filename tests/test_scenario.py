@@ -572,7 +572,7 @@ def test_the_examples_of_the_scenario_format_page_are_valid() -> None:
     text = (Path(__file__).resolve().parents[1] / "docs" / "scenario-format.md").read_text()
     blocks = text.split("```toml\n")[1:]
     examples = [block for block in blocks if "[topology]" in block]
-    assert len(examples) == 3
+    assert len(examples) == 5  # the full file, explicit, parking lot, leaf-spine, mmWave
     wifi = next(block for block in blocks if block.startswith("[topology.wifi]"))
     examples.append('[topology]\nkind = "dumbbell"\nbottleneck = { rate = "10Mbps", delay = "5ms" }\n' + wifi)
     for example in examples:

@@ -5,8 +5,8 @@
 //! per data segment, so they are bounded by the segments the flows' bottlenecks can carry.
 //! A scenario over its `record.memory_limit` ([`DEFAULT_LIMIT_BYTES`](crate::scenario::DEFAULT_LIMIT_BYTES) unless set) is rejected in one line saying what it would need and
 //! which key to change; during the run the RTT samples are held to what the limit leaves.
-//! The one key that multiplies the network itself, a dumbbell's `pairs`, is held to the
-//! same limit before anything is built.
+//! The keys that multiply the network itself (a dumbbell's `pairs`, a parking lot's pairs and
+//! hops, a leaf-spine's hosts and spines) are held to the same limit before anything is built.
 
 use crate::build::Network;
 use crate::error::ScenarioError;
@@ -15,29 +15,82 @@ use crate::sampling::SamplePlan;
 use crate::scenario::{Scenario, Topology};
 use std::collections::HashMap;
 use tcplab_core::packet::HEADER_BYTES;
-use tcplab_core::{LinkId, SimTime};
+use tcplab_core::{FlowId, LinkId, SimTime};
 
 /// Memory of one dumbbell pair once built (its hosts, two links, their queues, models and
 /// counters), about: a 400 000-pair dumbbell peaks at 1.7 GB.
 const PAIR_BYTES: u64 = 4 << 10;
+/// One node and one full-duplex link (a host on its link, a parking lot's router and hop, a
+/// leaf's link to a spine): half a pair.
+const PORT_BYTES: u64 = PAIR_BYTES / 2;
+/// An equal-cost routing table's bytes per port of the network (its row start and link).
+const TABLE_BYTES_PER_PORT: u64 = 8;
 
-/// Rejects a dumbbell with more pairs than `record.memory_limit` can hold; run before the
-/// scenario's nodes are listed.
+/// A key that multiplies the network: `value` of it take `bytes_each` (the other keys fixed).
+struct Multiplier {
+    key: &'static str,
+    noun: &'static str,
+    value: u64,
+    bytes_each: u64,
+}
+
+/// Rejects a network too large for `record.memory_limit` (a dumbbell's pairs, a parking
+/// lot's pairs and hops, a leaf-spine's hosts and spines), naming the key that weighs most;
+/// run before the scenario's nodes are listed.
 pub fn check_network(scenario: &Scenario) -> Result<(), ScenarioError> {
-    let Topology::Dumbbell(d) = &scenario.topology else { return Ok(()) };
+    let multipliers = match &scenario.topology {
+        Topology::Dumbbell(d) => {
+            let Some(pairs) = d.pairs else { return Ok(()) }; // by default one per flow
+            vec![Multiplier { key: "topology.pairs", noun: "pairs", value: pairs.into(), bytes_each: PAIR_BYTES }]
+        }
+        Topology::ParkingLot(p) => {
+            let unnamed = scenario.flows.iter().filter(|f| f.src.is_none() && f.dst.is_none()).count() as u64;
+            vec![
+                Multiplier {
+                    key: "topology.pairs",
+                    noun: "through pairs",
+                    value: p.pairs.map_or(unnamed, u64::from),
+                    bytes_each: PAIR_BYTES,
+                },
+                Multiplier {
+                    key: "topology.cross_pairs",
+                    noun: "cross pairs per hop",
+                    value: p.cross_pairs.into(),
+                    bytes_each: u64::from(p.hops).saturating_mul(PAIR_BYTES),
+                },
+                Multiplier { key: "topology.hops", noun: "hops", value: p.hops.into(), bytes_each: PORT_BYTES },
+            ]
+        }
+        Topology::LeafSpine(t) => {
+            // Hosts share their leaf's routing table: at most one table per leaf a flow ends on.
+            let tables = u64::from(t.leaves).min(2 * scenario.flows.len() as u64);
+            let per_port = u64::from(t.leaves).saturating_mul(PORT_BYTES + tables * TABLE_BYTES_PER_PORT);
+            vec![
+                Multiplier { key: "topology.hosts_per_leaf", noun: "hosts per leaf", value: t.hosts_per_leaf.into(), bytes_each: per_port },
+                Multiplier { key: "topology.spines", noun: "spines", value: t.spines.into(), bytes_each: per_port },
+            ]
+        }
+        Topology::Explicit(_) | Topology::Mmwave(_) => return Ok(()),
+    };
+    let bytes = |m: &Multiplier| m.value.saturating_mul(m.bytes_each);
+    let total = multipliers.iter().map(bytes).fold(0u64, u64::saturating_add);
     let limit = scenario.record.memory_limit.0;
-    match d.pairs {
-        Some(pairs) if u64::from(pairs) * PAIR_BYTES > limit => Err(ScenarioError::new(
-            "topology.pairs",
-            format!(
-                "{pairs} pairs would need ~{} for the network alone (record.memory_limit {}); allowed: at most {} pairs",
-                approx_bytes(u64::from(pairs) * PAIR_BYTES),
-                approx_bytes(limit),
-                limit / PAIR_BYTES
-            ),
-        )),
-        _ => Ok(()),
+    if total <= limit {
+        return Ok(());
     }
+    let heaviest = multipliers.iter().max_by_key(|m| bytes(m)).expect("a network has a multiplier");
+    let allowed = limit.saturating_sub(total - bytes(heaviest)) / heaviest.bytes_each.max(1);
+    Err(ScenarioError::new(
+        heaviest.key,
+        format!(
+            "{} {} would need ~{} for the network alone (record.memory_limit {}); allowed: at most {allowed} {}",
+            heaviest.value,
+            heaviest.noun,
+            approx_bytes(total),
+            approx_bytes(limit),
+            heaviest.noun
+        ),
+    ))
 }
 
 /// What a scenario's recorded series would take.
@@ -139,9 +192,9 @@ fn segments_bound(scenario: &Scenario, net: &Network) -> u64 {
     let end = SimTime::ZERO + scenario.duration.0;
     // Bottleneck medium → (its rate, longest active time of its flows, smallest segment).
     let mut groups: HashMap<LinkId, (f64, f64, u64)> = HashMap::new();
-    for (f, spec) in net.flows.iter().zip(&scenario.flows) {
+    for (id, (f, spec)) in net.flows.iter().zip(&scenario.flows).enumerate() {
         let mut bottleneck = None;
-        for hop in net.path(f.src, f.dst).map(medium) {
+        for hop in net.path(f.src, f.dst, id as FlowId).map(medium) {
             if bottleneck.is_none_or(|(_, rate)| hop.1 < rate) {
                 bottleneck = Some(hop);
             }
@@ -344,6 +397,37 @@ mod tests {
         })
         .unwrap_err();
         assert_eq!(e.path, "sample_interval", "{e}");
+    }
+
+    #[test]
+    fn generated_topologies_too_large_to_build_name_their_heaviest_key() {
+        let refusal = |topology: Value, flows: Value| -> (String, String) {
+            let e =
+                resolve(json!({"duration": "1s", "record": {"memory_limit": "16MiB"}, "topology": topology, "flows": flows})).unwrap_err();
+            (e.path, e.message)
+        };
+        let hop = json!({"rate": "10Mbps", "delay": "1ms"});
+        let through = json!([{"cc": "cubic"}]);
+        let (path, message) = refusal(json!({"kind": "parking_lot", "hops": 3, "bottleneck": hop, "cross_pairs": 10_000}), through.clone());
+        assert_eq!(path, "topology.cross_pairs");
+        assert_eq!(message, "10000 cross pairs per hop would need ~117 MiB for the network alone (record.memory_limit 16 MiB); allowed: at most 1364 cross pairs per hop");
+        let (path, _) = refusal(json!({"kind": "parking_lot", "hops": 3, "bottleneck": hop, "pairs": 1_000_000}), through.clone());
+        assert_eq!(path, "topology.pairs");
+        let (path, _) = refusal(json!({"kind": "parking_lot", "hops": 4_000_000, "bottleneck": hop, "cross_pairs": 0}), through.clone());
+        assert_eq!(path, "topology.hops");
+        // What the message allows is allowed.
+        let fits = |topology: Value, flows: Value| {
+            resolve(json!({"duration": "1s", "record": {"memory_limit": "16MiB"}, "topology": topology, "flows": flows}))
+        };
+        fits(json!({"kind": "parking_lot", "hops": 3, "bottleneck": hop, "cross_pairs": 1364}), through).unwrap();
+
+        let fabric = json!({"rate": "10Gbps", "delay": "10us"});
+        let flow = json!([{"cc": "cubic", "src": "h0_0", "dst": "h1_0"}]);
+        let leaf_spine = |hosts_per_leaf: u32| json!({"kind": "leaf_spine", "leaves": 2, "spines": 2, "hosts_per_leaf": hosts_per_leaf, "fabric_link": fabric});
+        let (path, message) = refusal(leaf_spine(100_000), flow.clone());
+        assert_eq!(path, "topology.hosts_per_leaf");
+        assert!(message.ends_with("allowed: at most 4062 hosts per leaf"), "{message}");
+        fits(leaf_spine(4062), flow).unwrap();
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! Builds the simulated world from a resolved scenario: node and link tables (a dumbbell
-//! expands into hosts, routers and links, with its senders on a WiFi BSS if asked; an mmWave
-//! topology into its core network and a cell; a cell's radio hops join the routing table),
+//! expands into hosts, routers and links, with its senders on a WiFi BSS if asked; a parking
+//! lot into its routers in a row and its pairs; a leaf-spine into hosts, leaves and spines,
+//! routed by ECMP; an mmWave topology into its core network and a cell; a cell's radio hops
+//! join the routing table),
 //! queues, link models with their own random streams, routes towards the flows' ends, and
 //! one TCP sender/receiver pair per flow with its application. Every step is linear in the
 //! number of nodes, links and flows, and calls a `tick` now and then so that a long setup
@@ -12,7 +14,8 @@ use crate::link_spec::{queue_context, AggregationSpec, JitterSpec, LinkSpec, Los
 use crate::mmwave::{ENB, PGW, REMOTE};
 use crate::mmwave_record::RecordedMmwave;
 use crate::scenario::{
-    dumbbell_node_names, AtoSpec, FlowSpec, PacingSpec, RecoverySpec, RtoSpec, Scenario, Ssthresh, StackSpec, TcpSpec, Topology,
+    dumbbell_node_names, AtoSpec, FlowSpec, LeafSpine, PacingSpec, ParkingLot, RecoverySpec, RtoSpec, Scenario, Ssthresh, StackSpec,
+    TcpSpec, Topology,
 };
 use crate::tsq::Tsq;
 use crate::units::{BufferValue, EcnThresholdValue};
@@ -20,7 +23,7 @@ use crate::wifi_record::RecordedWifi;
 use std::collections::HashMap;
 use std::sync::Arc;
 use tcplab_cc::INFINITE_SSTHRESH;
-use tcplab_core::{LinkId, NodeId, SimDuration, SimRng, SimTime};
+use tcplab_core::{FlowId, LinkId, NodeId, SimDuration, SimRng, SimTime};
 use tcplab_net::mmwave::cell::MmWaveCell;
 use tcplab_net::mmwave::phy::Mcs;
 use tcplab_net::radio::{RadioDirection, UserId};
@@ -62,11 +65,12 @@ pub struct Network {
 }
 
 impl Network {
-    /// The link directions (radio hops included) a packet from `src` to `dst` takes, in order.
-    pub fn path(&self, src: NodeId, dst: NodeId) -> impl Iterator<Item = LinkId> + '_ {
+    /// The link directions (radio hops included) a packet of `flow` from `src` to `dst`
+    /// takes, in order.
+    pub fn path(&self, src: NodeId, dst: NodeId, flow: FlowId) -> impl Iterator<Item = LinkId> + '_ {
         let mut node = src;
         std::iter::from_fn(move || {
-            let link = self.routes.next_hop(node, dst)?;
+            let link = self.routes.next_hop(node, dst, flow)?;
             node = match self.radio.as_ref().and_then(|r| r.hop(link).map(|h| r.far_end(h.ue, h.direction))) {
                 Some(far_end) => far_end,
                 None => self.links[link as usize].to,
@@ -381,6 +385,41 @@ pub fn build_with<E: From<ScenarioError>>(scenario: &Scenario, tick: &mut dyn Fn
                 b.add_link("right", &format!("r{i}"), &d.access, None, "topology.access")?;
             }
         }
+        Topology::ParkingLot(p) => {
+            for (name, host) in p.node_names() {
+                b.add_node(name, host);
+            }
+            for h in 0..p.hops {
+                let (link, path) = p.hop_link(h);
+                b.add_link(&ParkingLot::router(h), &ParkingLot::router(h + 1), link, None, &path)?;
+            }
+            let (first, last) = (ParkingLot::router(0), ParkingLot::router(p.hops));
+            for [src, dst] in (0..p.pairs.expect("resolved parking lots have pairs")).map(ParkingLot::through_pair) {
+                b.add_link(&src, &first, &p.access, None, "topology.access")?;
+                b.add_link(&last, &dst, &p.access, None, "topology.access")?;
+            }
+            for h in 0..p.hops {
+                for [src, dst] in (0..p.cross_pairs).map(|j| ParkingLot::cross_pair(h, j)) {
+                    b.add_link(&src, &ParkingLot::router(h), &p.access, None, "topology.access")?;
+                    b.add_link(&ParkingLot::router(h + 1), &dst, &p.access, None, "topology.access")?;
+                }
+            }
+        }
+        Topology::LeafSpine(t) => {
+            for (name, host) in t.node_names() {
+                b.add_node(name, host);
+            }
+            for l in 0..t.leaves {
+                for i in 0..t.hosts_per_leaf {
+                    b.add_link(&LeafSpine::host(l, i), &LeafSpine::leaf(l), &t.host_link, None, "topology.host_link")?;
+                }
+            }
+            for l in 0..t.leaves {
+                for s in 0..t.spines {
+                    b.add_link(&LeafSpine::leaf(l), &LeafSpine::spine(s), &t.fabric_link, None, "topology.fabric_link")?;
+                }
+            }
+        }
         Topology::Mmwave(_) => {} // after the match: it also builds the cell
         Topology::Explicit(e) => {
             for n in &e.nodes {
@@ -420,7 +459,18 @@ pub fn build_with<E: From<ScenarioError>>(scenario: &Scenario, tick: &mut dyn Fn
     if let Some(r) = &radio {
         edges.extend(r.edges());
     }
-    let mut routes = RoutingTable::new(b.nodes.len(), &edges);
+    // ECMP where a topology's equal-cost paths are there to be spread over; elsewhere the
+    // lowest link, as before ECMP existed (same routes, same results).
+    let ecmp = match &scenario.topology {
+        Topology::LeafSpine(_) => true,
+        Topology::Explicit(e) => e.ecmp,
+        Topology::Dumbbell(_) | Topology::Mmwave(_) | Topology::ParkingLot(_) => false,
+    };
+    let mut routes = if ecmp {
+        RoutingTable::with_ecmp(b.nodes.len(), &edges, SimRng::stream(scenario.seed, "routing/ecmp").next_u64())
+    } else {
+        RoutingTable::new(b.nodes.len(), &edges)
+    };
     let mut flows = Vec::with_capacity(scenario.flows.len());
     for (i, f) in scenario.flows.iter().enumerate() {
         let mut flow = build_flow(&b, f, i, scenario);
@@ -440,7 +490,7 @@ pub fn build_with<E: From<ScenarioError>>(scenario: &Scenario, tick: &mut dyn Fn
             )
             .into());
         }
-        let egress = routes.next_hop(flow.src, flow.dst).expect("reachable");
+        let egress = routes.next_hop(flow.src, flow.dst, i as FlowId).expect("reachable");
         if f.tcp.as_ref().unwrap_or(&scenario.tcp).tsq && (egress as usize) < b.links.len() {
             b.links[egress as usize].stats.queue.log_data_drops();
             flow.tsq = Some(Tsq::new(egress));
@@ -472,7 +522,7 @@ mod tests {
         // One table towards each router; every host shares its router's.
         assert_eq!(net.routes.tables(), 2);
         let (s, r) = (net.flows[3999].src, net.flows[3999].dst);
-        let first = net.routes.next_hop(s, r).unwrap();
+        let first = net.routes.next_hop(s, r, 3999).unwrap();
         assert_eq!(net.links[first as usize].name, "s3999->left");
     }
 

@@ -6,7 +6,7 @@
 
 use crate::error::ScenarioError;
 use crate::link_spec::{queue_context, AggregationSpec, JitterSpec, LinkSpec, LossSpec, TokenBucketSpec};
-use crate::scenario::{dumbbell_node_names, FlowSpec, Scenario, StackSpec, TcpSpec, Topology};
+use crate::scenario::{dumbbell_node_names, FlowSpec, ParkingLot, Scenario, StackSpec, TcpSpec, Topology};
 use crate::units::{BufferValue, DurationValue, EcnThresholdValue, RateValue, SizeValue};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
@@ -106,7 +106,7 @@ pub fn resolve(value: Value) -> Result<Scenario, ScenarioError> {
     };
     let global_tcp = parse_tcp(global_tcp_raw.clone(), "tcp")?;
     let topology_value = take(&mut top, "topology").ok_or_else(|| {
-        ScenarioError::new("topology", "missing; a topology table with kind = \"dumbbell\", \"explicit\" or \"mmwave\" is required")
+        ScenarioError::new("topology", format!("missing; a topology table with kind = one of {} is required", topology_kinds()))
     })?;
     let flows_value =
         take(&mut top, "flows").ok_or_else(|| ScenarioError::new("flows", "missing; at least one [[flows]] entry is required"))?;
@@ -130,22 +130,29 @@ pub fn resolve(value: Value) -> Result<Scenario, ScenarioError> {
     Ok(scenario)
 }
 
+/// The topology kinds, for error messages.
+fn topology_kinds() -> String {
+    Topology::ALL.map(|(kind, _)| kind).join(", ")
+}
+
 fn parse_topology(value: Value) -> Result<Topology, ScenarioError> {
     let Value::Object(mut map) = value else {
-        return Err(ScenarioError::new("topology", "must be a table with kind = \"dumbbell\", \"explicit\" or \"mmwave\""));
+        return Err(ScenarioError::new("topology", format!("must be a table with kind = one of {}", topology_kinds())));
     };
     let kind = match take(&mut map, "kind") {
         Some(Value::String(k)) => k,
         Some(other) => {
-            return Err(ScenarioError::new("topology.kind", format!("{other} is not a topology kind; allowed: dumbbell, explicit, mmwave")))
+            return Err(ScenarioError::new("topology.kind", format!("{other} is not a topology kind; allowed: {}", topology_kinds())))
         }
-        None => return Err(ScenarioError::new("topology.kind", "missing; allowed: dumbbell, explicit, mmwave")),
+        None => return Err(ScenarioError::new("topology.kind", format!("missing; allowed: {}", topology_kinds()))),
     };
     match kind.as_str() {
         "dumbbell" => Ok(Topology::Dumbbell(Box::new(parse_at(Value::Object(map), "topology")?))),
         "explicit" => Ok(Topology::Explicit(parse_at(Value::Object(map), "topology")?)),
         "mmwave" => Ok(Topology::Mmwave(Box::new(parse_at(Value::Object(map), "topology")?))),
-        other => Err(ScenarioError::new("topology.kind", format!("unknown topology {other:?}; allowed: dumbbell, explicit, mmwave"))),
+        "parking_lot" => Ok(Topology::ParkingLot(Box::new(parse_at(Value::Object(map), "topology")?))),
+        "leaf_spine" => Ok(Topology::LeafSpine(Box::new(parse_at(Value::Object(map), "topology")?))),
+        other => Err(ScenarioError::new("topology.kind", format!("unknown topology {other:?}; allowed: {}", topology_kinds()))),
     }
 }
 
@@ -344,10 +351,90 @@ fn check(s: &mut Scenario) -> Result<(), ScenarioError> {
             }
             m.node_names()
         }
+        Topology::ParkingLot(p) => {
+            check_parking_lot(p, &mut s.flows)?;
+            p.node_names()
+        }
+        Topology::LeafSpine(t) => {
+            for (key, count) in [("leaves", t.leaves), ("spines", t.spines), ("hosts_per_leaf", t.hosts_per_leaf)] {
+                if count == 0 {
+                    return Err(ScenarioError::new(format!("topology.{key}"), "must be at least 1"));
+                }
+            }
+            for (path, l) in t.link_specs() {
+                check_link(l, &path, false)?;
+            }
+            t.node_names()
+        }
+    };
+    // Generated topologies name their hosts by a pattern; the others list them.
+    let host_pattern = match &s.topology {
+        Topology::ParkingLot(p) => Some(p.host_pattern()),
+        Topology::LeafSpine(t) => Some(t.host_pattern()),
+        _ => None,
     };
     let is_host: HashMap<&str, bool> = nodes.iter().map(|(name, host)| (name.as_str(), *host)).collect();
     for (i, f) in s.flows.iter().enumerate() {
-        check_flow(f, i, &nodes, &is_host, duration, given[i])?;
+        check_flow(f, i, &nodes, host_pattern.as_deref(), &is_host, duration, given[i])?;
+    }
+    Ok(())
+}
+
+/// A parking lot's hops and links; fills its through pairs (default: one per flow naming
+/// neither end) and gives the j-th such flow through pair j.
+fn check_parking_lot(p: &mut ParkingLot, flows: &mut [FlowSpec]) -> Result<(), ScenarioError> {
+    if p.hops == 0 {
+        return Err(ScenarioError::new("topology.hops", "must be at least 1 (the bottlenecks in a row)"));
+    }
+    match (&p.bottleneck, &p.bottlenecks) {
+        (Some(_), Some(_)) => {
+            return Err(ScenarioError::new(
+                "topology.bottlenecks",
+                "cannot be given with topology.bottleneck; allowed: bottleneck (every hop alike) or bottlenecks (one per hop)",
+            ))
+        }
+        (None, None) => {
+            return Err(ScenarioError::new(
+                "topology.bottleneck",
+                "missing; give bottleneck (every hop alike) or bottlenecks (one per hop)",
+            ))
+        }
+        (None, Some(links)) if links.len() != p.hops as usize => {
+            return Err(ScenarioError::new(
+                "topology.bottlenecks",
+                format!("has {} entries; one per hop ({}) is required", links.len(), p.hops),
+            ))
+        }
+        _ => {}
+    }
+    for (path, l) in p.link_specs() {
+        check_link(l, &path, false)?;
+    }
+    let unnamed = flows.iter().filter(|f| f.src.is_none() && f.dst.is_none()).count() as u32;
+    let pairs = *p.pairs.get_or_insert(unnamed);
+    let mut next_pair = 0;
+    for (i, f) in flows.iter_mut().enumerate() {
+        match (&f.src, &f.dst) {
+            (None, None) if next_pair == pairs => return Err(ScenarioError::new(
+                format!("flows.{i}"),
+                format!(
+                    "has no src/dst and the flows before it took all through pairs (topology.pairs = {pairs}); set topology.pairs or the flow's src and dst"
+                ),
+            )),
+            (None, None) => {
+                let [src, dst] = ParkingLot::through_pair(next_pair);
+                (f.src, f.dst) = (Some(src), Some(dst));
+                next_pair += 1;
+            }
+            (Some(_), None) | (None, Some(_)) => {
+                let missing = if f.src.is_none() { "src" } else { "dst" };
+                return Err(ScenarioError::new(
+                    format!("flows.{i}.{missing}"),
+                    "missing; a parking-lot flow names both ends, or neither to take the next through pair s<i> -> d<i>",
+                ));
+            }
+            (Some(_), Some(_)) => {}
+        }
     }
     Ok(())
 }
@@ -544,7 +631,7 @@ fn check_link(l: &LinkSpec, path: &str, explicit: bool) -> Result<(), ScenarioEr
         return Err(ScenarioError::new(format!("{path}.{end}"), "missing; an explicit link names both nodes (a and b)"));
     }
     if !explicit && (l.a.is_some() || l.b.is_some()) {
-        return Err(ScenarioError::new(format!("{path}.a"), "dumbbell links have fixed ends; remove a and b"));
+        return Err(ScenarioError::new(format!("{path}.a"), "this topology's links have fixed ends; remove a and b"));
     }
     if l.rate.0.bps() == 0 {
         return Err(ScenarioError::new(format!("{path}.rate"), "must be > 0, e.g. \"10Mbps\""));
@@ -644,13 +731,17 @@ fn check_flow(
     f: &FlowSpec,
     i: usize,
     nodes: &[(String, bool)],
+    host_pattern: Option<&str>,
     is_host: &HashMap<&str, bool>,
     duration: SimDuration,
     given: (bool, bool),
 ) -> Result<(), ScenarioError> {
     let path = format!("flows.{i}");
     f.cc.validate().map_err(|m| ScenarioError::new(format!("{path}.cc"), m))?;
-    let hosts = || nodes.iter().filter(|(_, h)| *h).map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(", ");
+    let hosts = || {
+        host_pattern
+            .map_or_else(|| nodes.iter().filter(|(_, h)| *h).map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(", "), str::to_string)
+    };
     for (key, name) in [("src", f.src.as_deref()), ("dst", f.dst.as_deref())] {
         let Some(name) = name else {
             return Err(ScenarioError::new(
@@ -767,6 +858,8 @@ pub fn warnings(s: &Scenario) -> Vec<String> {
             links.push(("topology.s1u".into(), &m.s1u));
             out.extend(m.warnings(duration));
         }
+        Topology::ParkingLot(p) => links.extend(p.link_specs()),
+        Topology::LeafSpine(t) => links.extend(t.link_specs()),
     }
     for (path, l) in links {
         let ns = packet_time_ns(l.rate, u64::from(l.mtu));
@@ -874,6 +967,109 @@ mod tests {
         assert_eq!(warnings_of(|_| {}), Vec::<String>::new());
         assert_eq!(warnings_of(|v| wifi(v, json!({}))), Vec::<String>::new());
         assert_eq!(warnings_of(|v| mmwave(v, json!({ "position": [50.0, 0.0, 1.5] }), json!({}))), Vec::<String>::new());
+    }
+
+    fn parking_lot(v: &mut Value, settings: Value, flows: Value) {
+        let mut topology = json!({ "kind": "parking_lot", "hops": 3, "bottleneck": { "rate": "10Mbps", "delay": "10ms" } });
+        topology.as_object_mut().unwrap().extend(settings.as_object().unwrap().clone());
+        (v["topology"], v["flows"]) = (topology, flows);
+    }
+
+    fn leaf_spine(v: &mut Value, settings: Value, flows: Value) {
+        let mut topology = json!({ "kind": "leaf_spine", "leaves": 2, "spines": 2, "hosts_per_leaf": 4, "fabric_link": { "rate": "10Gbps", "delay": "10us" } });
+        topology.as_object_mut().unwrap().extend(settings.as_object().unwrap().clone());
+        (v["topology"], v["flows"]) = (topology, flows);
+    }
+
+    #[test]
+    fn parking_lots_give_unnamed_flows_the_through_pairs_in_order() {
+        let mut v = base();
+        let flows = json!([{"cc": "cubic", "src": "c1s0", "dst": "c1d0"}, {"cc": "cubic"}, {"cc": "reno"}]);
+        parking_lot(&mut v, json!({}), flows);
+        let s = resolve(v).unwrap();
+        let ends: Vec<(&str, &str)> = s.flows.iter().map(|f| (f.src.as_deref().unwrap(), f.dst.as_deref().unwrap())).collect();
+        assert_eq!(ends, [("c1s0", "c1d0"), ("s0", "d0"), ("s1", "d1")]);
+        let Topology::ParkingLot(p) = &s.topology else { panic!("a parking lot") };
+        assert_eq!((p.pairs, p.cross_pairs), (Some(2), 1));
+        assert_eq!(warnings(&s), Vec::<String>::new());
+    }
+
+    #[test]
+    fn parking_lot_and_leaf_spine_errors_name_the_key_in_one_line() {
+        fn through(v: &mut Value, settings: Value) {
+            parking_lot(v, settings, json!([{"cc": "cubic"}]));
+        }
+        let cases: Vec<(Edit, &str)> = vec![
+            (Box::new(|v| v["topology"]["kind"] = json!("ring")), "topology.kind: unknown topology \"ring\"; allowed: dumbbell, explicit, mmwave, parking_lot, leaf_spine"),
+            (Box::new(|v| through(v, json!({"hops": 0}))), "topology.hops: must be at least 1 (the bottlenecks in a row)"),
+            (
+                Box::new(|v| through(v, json!({"bottlenecks": [{"rate": "1Mbps", "delay": "1ms"}, {"rate": "2Mbps", "delay": "1ms"}, {"rate": "3Mbps", "delay": "1ms"}]}))),
+                "topology.bottlenecks: cannot be given with topology.bottleneck; allowed: bottleneck (every hop alike) or bottlenecks (one per hop)",
+            ),
+            (
+                Box::new(|v| {
+                    through(v, json!({"bottlenecks": [{"rate": "1Mbps", "delay": "1ms"}, {"rate": "2Mbps", "delay": "1ms"}]}));
+                    v["topology"].as_object_mut().unwrap().remove("bottleneck");
+                }),
+                "topology.bottlenecks: has 2 entries; one per hop (3) is required",
+            ),
+            (
+                Box::new(|v| {
+                    through(v, json!({}));
+                    v["topology"].as_object_mut().unwrap().remove("bottleneck");
+                }),
+                "topology.bottleneck: missing; give bottleneck (every hop alike) or bottlenecks (one per hop)",
+            ),
+            (
+                Box::new(|v| {
+                    through(v, json!({"bottlenecks": [{"rate": "1Mbps", "delay": "1ms"}, {"rate": "0Mbps", "delay": "1ms"}, {"rate": "3Mbps", "delay": "1ms"}]}));
+                    v["topology"].as_object_mut().unwrap().remove("bottleneck");
+                }),
+                "topology.bottlenecks.1.rate: must be > 0",
+            ),
+            (Box::new(|v| through(v, json!({"access": {"rate": "1Gbps", "delay": "0ms", "a": "x"}}))), "topology.access.a: this topology's links have fixed ends; remove a and b"),
+            (
+                Box::new(|v| parking_lot(v, json!({"pairs": 1}), json!([{"cc": "cubic"}, {"cc": "cubic"}]))),
+                "flows.1: has no src/dst and the flows before it took all through pairs (topology.pairs = 1); set topology.pairs or the flow's src and dst",
+            ),
+            (
+                Box::new(|v| parking_lot(v, json!({}), json!([{"cc": "cubic", "src": "c0s0"}]))),
+                "flows.0.dst: missing; a parking-lot flow names both ends, or neither to take the next through pair s<i> -> d<i>",
+            ),
+            (
+                Box::new(|v| parking_lot(v, json!({}), json!([{"cc": "cubic", "src": "c3s0", "dst": "c0d0"}]))),
+                "flows.0.src: unknown node \"c3s0\"; hosts: s<i>, d<i> with i < 0 (through pairs); c<h>s<j>, c<h>d<j> with h < 3 and j < 1 (cross pairs of hop h)",
+            ),
+            (
+                Box::new(|v| parking_lot(v, json!({}), json!([{"cc": "cubic", "src": "c0s0", "dst": "r1"}]))),
+                "flows.0.dst: \"r1\" is a router; flows run between hosts: s<i>, d<i> with i < 0",
+            ),
+            (Box::new(|v| parking_lot(v, json!({"cross_pairs": -1}), json!([{"cc": "cubic"}]))), "topology.cross_pairs: "),
+            (Box::new(|v| leaf_spine(v, json!({"spines": 0}), json!([{"cc": "cubic", "src": "h0_0", "dst": "h1_0"}]))), "topology.spines: must be at least 1"),
+            (Box::new(|v| leaf_spine(v, json!({"leaves": 0}), json!([{"cc": "cubic", "src": "h0_0", "dst": "h1_0"}]))), "topology.leaves: must be at least 1"),
+            (
+                Box::new(|v| leaf_spine(v, json!({"hosts_per_leaf": 0}), json!([{"cc": "cubic", "src": "h0_0", "dst": "h1_0"}]))),
+                "topology.hosts_per_leaf: must be at least 1",
+            ),
+            (Box::new(|v| leaf_spine(v, json!({"fabric_link": {"rate": "0bps", "delay": "1ms"}}), json!([{"cc": "cubic"}]))), "topology.fabric_link.rate: must be > 0"),
+            (
+                Box::new(|v| leaf_spine(v, json!({}), json!([{"cc": "cubic"}]))),
+                "flows.0.src: missing; this topology has no default, give both ends of the flow (hosts: h<l>_<i> with l < 2 and i < 4)",
+            ),
+            (
+                Box::new(|v| leaf_spine(v, json!({}), json!([{"cc": "cubic", "src": "h0_4", "dst": "h1_0"}]))),
+                "flows.0.src: unknown node \"h0_4\"; hosts: h<l>_<i> with l < 2 and i < 4",
+            ),
+            (
+                Box::new(|v| leaf_spine(v, json!({}), json!([{"cc": "cubic", "src": "h0_0", "dst": "spine1"}]))),
+                "flows.0.dst: \"spine1\" is a router; flows run between hosts: h<l>_<i>",
+            ),
+            (Box::new(|v| leaf_spine(v, json!({"fabric": {}}), json!([{"cc": "cubic"}]))), "topology.fabric: unknown key \"fabric\"; allowed: leaves, spines, hosts_per_leaf, host_link, fabric_link"),
+        ];
+        for (edit, start) in cases {
+            let e = error_of(edit);
+            assert!(e.starts_with(start) && !e.contains('\n'), "expected {start:?} in {e:?}");
+        }
     }
 
     /// Untagged and hand-written deserializers say what they found and what is allowed.

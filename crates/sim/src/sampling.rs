@@ -11,7 +11,7 @@
 use crate::build::Network;
 use crate::recorder::series;
 use crate::scenario::Scenario;
-use tcplab_core::{LinkId, SimTime};
+use tcplab_core::{FlowId, LinkId, SimTime};
 use tcplab_tcp::FlowSender;
 
 series! {
@@ -128,7 +128,7 @@ fn shared_links(net: &Network) -> Vec<LinkId> {
     const SHARED: u32 = u32::MAX - 1;
     let mut user = vec![NONE; net.links.len()];
     for (i, f) in net.flows.iter().enumerate() {
-        for link in net.path(f.src, f.dst).chain(net.path(f.dst, f.src)) {
+        for link in net.path(f.src, f.dst, i as FlowId).chain(net.path(f.dst, f.src, i as FlowId)) {
             if let Some(u) = user.get_mut(link as usize) {
                 *u = match *u {
                     NONE => i as u32,

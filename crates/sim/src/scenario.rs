@@ -371,13 +371,23 @@ pub enum Topology {
     Explicit(Explicit),
     /// A remote host, a core network and one 5G mmWave cell with moving UEs and buildings.
     Mmwave(Box<MmwaveTopology>),
+    /// Routers `r0 … r<hops>` in a row joined by `hops` bottlenecks; through pairs cross
+    /// them all, cross pairs one each.
+    #[serde(rename = "parking_lot")]
+    ParkingLot(Box<ParkingLot>),
+    /// A two-tier Clos: hosts on leaf switches, every leaf linked to every spine; equal-cost
+    /// paths are chosen per flow (ECMP).
+    #[serde(rename = "leaf_spine")]
+    LeafSpine(Box<LeafSpine>),
 }
 
 impl Topology {
-    pub const ALL: [(&'static str, &'static str); 3] = [
+    pub const ALL: [(&'static str, &'static str); 5] = [
         ("dumbbell", "N sender/receiver pairs, access links, one bottleneck (left->right); per-pair access delays; optionally the senders on a WiFi 4/6 BSS"),
-        ("explicit", "nodes and full-duplex links listed one by one; static shortest-path routing"),
+        ("explicit", "nodes and full-duplex links listed one by one; static shortest-path routing (optionally ECMP)"),
         ("mmwave", "remote host - SGi - PGW - S1-U - 5G mmWave eNB - moving UEs, buildings blocking line of sight"),
+        ("parking_lot", "k bottlenecks in a row (r0 -> ... -> rk); through pairs cross all, cross pairs one hop each"),
+        ("leaf_spine", "two-tier Clos: hosts on leaves, every leaf linked to every spine; per-flow ECMP over the spines"),
     ];
 }
 
@@ -415,6 +425,135 @@ pub fn dumbbell_node_names(pairs: u32) -> Vec<(String, bool)> {
     names
 }
 
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ParkingLot {
+    /// Bottleneck hops in a row (at least 1): routers `r0` to `r<hops>`.
+    pub hops: u32,
+    /// The link of every hop `r<h>`-`r<h+1>` (give this or `bottlenecks`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bottleneck: Option<LinkSpec>,
+    /// One link per hop, in hop order (give this or `bottleneck`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bottlenecks: Option<Vec<LinkSpec>>,
+    /// Every host's access link (default 1 Gbps, no delay, 1000 packets).
+    #[serde(default = "default_access")]
+    pub access: LinkSpec,
+    /// Through pairs `s<i>` (on `r0`) → `d<i>` (on the last router), crossing every hop
+    /// (default: one per flow that names neither src nor dst).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pairs: Option<u32>,
+    /// Cross pairs of each hop h, `c<h>s<j>` (on `r<h>`) → `c<h>d<j>` (on `r<h+1>`) (default 1).
+    #[serde(default = "one")]
+    pub cross_pairs: u32,
+}
+
+impl ParkingLot {
+    /// Router `r<h>`: hop h runs from `r<h>` to `r<h+1>`.
+    pub fn router(h: u32) -> String {
+        format!("r{h}")
+    }
+
+    /// Through pair i: sender `s<i>` on `r0`, receiver `d<i>` on the last router.
+    pub fn through_pair(i: u32) -> [String; 2] {
+        [format!("s{i}"), format!("d{i}")]
+    }
+
+    /// Cross pair j of hop h: sender `c<h>s<j>` on `r<h>`, receiver `c<h>d<j>` on `r<h+1>`.
+    pub fn cross_pair(h: u32, j: u32) -> [String; 2] {
+        [format!("c{h}s{j}"), format!("c{h}d{j}")]
+    }
+
+    /// The link of hop `h` and its key path.
+    pub fn hop_link(&self, h: u32) -> (&LinkSpec, String) {
+        match (&self.bottlenecks, &self.bottleneck) {
+            (Some(links), _) => (&links[h as usize], format!("topology.bottlenecks.{h}")),
+            (None, Some(link)) => (link, "topology.bottleneck".into()),
+            (None, None) => unreachable!("resolved parking lots have their hops' links"),
+        }
+    }
+
+    /// Every link spec given, with its key path.
+    pub fn link_specs(&self) -> Vec<(String, &LinkSpec)> {
+        let mut specs: Vec<(String, &LinkSpec)> = self.bottleneck.iter().map(|l| ("topology.bottleneck".into(), l)).collect();
+        specs.extend(self.bottlenecks.iter().flatten().enumerate().map(|(h, l)| (format!("topology.bottlenecks.{h}"), l)));
+        specs.push(("topology.access".into(), &self.access));
+        specs
+    }
+
+    /// Node names with whether each is a host: routers, through pairs, cross pairs hop by hop.
+    pub fn node_names(&self) -> Vec<(String, bool)> {
+        let pairs = self.pairs.expect("resolved parking lots have pairs");
+        let mut names: Vec<(String, bool)> = (0..=self.hops).map(|h| (Self::router(h), false)).collect();
+        names.extend((0..pairs).flat_map(Self::through_pair).map(|n| (n, true)));
+        names.extend((0..self.hops).flat_map(|h| (0..self.cross_pairs).flat_map(move |j| Self::cross_pair(h, j))).map(|n| (n, true)));
+        names
+    }
+
+    /// The host names, as a pattern for error messages.
+    pub fn host_pattern(&self) -> String {
+        let pairs = self.pairs.expect("resolved parking lots have pairs");
+        format!(
+            "s<i>, d<i> with i < {pairs} (through pairs); c<h>s<j>, c<h>d<j> with h < {} and j < {} (cross pairs of hop h)",
+            self.hops, self.cross_pairs
+        )
+    }
+}
+
+fn one() -> u32 {
+    1
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LeafSpine {
+    /// Leaf switches `leaf<l>` (at least 1).
+    pub leaves: u32,
+    /// Spine switches `spine<s>` (at least 1), each linked to every leaf.
+    pub spines: u32,
+    /// Hosts `h<l>_<i>` on each leaf l (at least 1).
+    pub hosts_per_leaf: u32,
+    /// Every host's link to its leaf (default 1 Gbps, no delay, 1000 packets).
+    #[serde(default = "default_access")]
+    pub host_link: LinkSpec,
+    /// Every leaf-spine link.
+    pub fabric_link: LinkSpec,
+}
+
+impl LeafSpine {
+    /// Every link spec, with its key path.
+    pub fn link_specs(&self) -> Vec<(String, &LinkSpec)> {
+        vec![("topology.host_link".into(), &self.host_link), ("topology.fabric_link".into(), &self.fabric_link)]
+    }
+
+    pub fn leaf(l: u32) -> String {
+        format!("leaf{l}")
+    }
+
+    pub fn spine(s: u32) -> String {
+        format!("spine{s}")
+    }
+
+    /// Host i of leaf l.
+    pub fn host(l: u32, i: u32) -> String {
+        format!("h{l}_{i}")
+    }
+
+    /// Node names with whether each is a host: hosts leaf by leaf, leaves, spines.
+    pub fn node_names(&self) -> Vec<(String, bool)> {
+        let mut names: Vec<(String, bool)> =
+            (0..self.leaves).flat_map(|l| (0..self.hosts_per_leaf).map(move |i| (Self::host(l, i), true))).collect();
+        names.extend((0..self.leaves).map(|l| (Self::leaf(l), false)));
+        names.extend((0..self.spines).map(|s| (Self::spine(s), false)));
+        names
+    }
+
+    /// The host names, as a pattern for error messages.
+    pub fn host_pattern(&self) -> String {
+        format!("h<l>_<i> with l < {} and i < {}", self.leaves, self.hosts_per_leaf)
+    }
+}
+
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum NodeRoleSpec {
@@ -438,6 +577,14 @@ pub struct NodeSpec {
 pub struct Explicit {
     pub nodes: Vec<NodeSpec>,
     pub links: Vec<LinkSpec>,
+    /// Equal-cost multipath: each flow takes one of the equal-cost shortest paths by a seeded
+    /// hash (default false: the path over the links declared first).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub ecmp: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !b
 }
 
 /// One TCP connection and the application feeding it.

@@ -342,7 +342,7 @@ impl World {
 
     /// Hands a packet at `node` to the link (or radio hop) towards its destination.
     fn forward(&mut self, node: NodeId, pkt: Packet, now: SimTime) {
-        let l = self.net.routes.next_hop(node, pkt.dst).expect("routes were checked when the world was built");
+        let l = self.net.routes.next_hop(node, pkt.dst, pkt.flow).expect("routes were checked when the world was built");
         if let Some(hop) = self.net.radio.as_ref().and_then(|r| r.hop(l)) {
             self.radio_advance(now);
             let radio = self.net.radio.as_mut().expect("hop found above");
