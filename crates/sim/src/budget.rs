@@ -20,6 +20,39 @@ use tcplab_core::{LinkId, SimTime};
 /// counters), about: a 400 000-pair dumbbell peaks at 1.7 GB.
 const PAIR_BYTES: u64 = 4 << 10;
 
+/// Memory of one flow once built (its sender and receiver with their bookkeeping, RTT
+/// statistics, its resolved spec), about: 10 000 CUBIC/BBR flows on a dumbbell peaked at
+/// 461 MB with their pairs and 1 s series (benches/speed.py, 2026-11-26). Above `PAIR_BYTES`,
+/// so flows that fit leave room for the dumbbell pairs they default to.
+pub const FLOW_BYTES: u64 = 32 << 10;
+
+/// Rejects `[[flows]]` entries whose flows (`counts`, in entry order) would together need more
+/// than `limit` (`record.memory_limit`), before any is made, blaming the entry at which the
+/// total passes it; the total otherwise.
+pub fn check_flows(counts: impl IntoIterator<Item = u64>, limit: u64) -> Result<u64, ScenarioError> {
+    let allowed = limit / FLOW_BYTES;
+    let mut total = 0u64;
+    for (entry, count) in counts.into_iter().enumerate() {
+        total = total.saturating_add(count);
+        if total > allowed {
+            let (path, with_others) = match (count, total == count) {
+                (1, _) => ("flows".to_string(), String::new()),
+                (_, true) => (format!("flows.{entry}.count"), String::new()),
+                (_, false) => (format!("flows.{entry}.count"), format!(" ({total} with the entries before)")),
+            };
+            return Err(ScenarioError::new(
+                path,
+                format!(
+                    "{count} flows{with_others} would need ~{} (record.memory_limit {}); allowed: at most {allowed} flows in all",
+                    approx_bytes(total.saturating_mul(FLOW_BYTES)),
+                    approx_bytes(limit)
+                ),
+            ));
+        }
+    }
+    Ok(total)
+}
+
 /// Rejects a dumbbell with more pairs than `record.memory_limit` can hold; run before the
 /// scenario's nodes are listed.
 pub fn check_network(scenario: &Scenario) -> Result<(), ScenarioError> {

@@ -5,6 +5,7 @@
 //! enums, and each flow's `tcp` table is merged over the scenario's before it is parsed.
 
 use crate::error::ScenarioError;
+use crate::flow_group::{FlowGroup, FlowGroupSpec};
 use crate::link_spec::{queue_context, AggregationSpec, JitterSpec, LinkSpec, LossSpec, TokenBucketSpec};
 use crate::scenario::{dumbbell_node_names, FlowSpec, Scenario, StackSpec, TcpSpec, Topology};
 use crate::units::{BufferValue, DurationValue, EcnThresholdValue, RateValue, SizeValue};
@@ -115,8 +116,8 @@ pub fn resolve(value: Value) -> Result<Scenario, ScenarioError> {
     let Value::Array(flow_values) = flows_value else {
         return Err(ScenarioError::new("flows", "must be an array of tables ([[flows]])"));
     };
-    let flows =
-        flow_values.into_iter().enumerate().map(|(i, v)| parse_flow(v, i, &global_tcp_raw)).collect::<Result<Vec<FlowSpec>, _>>()?;
+    let groups =
+        flow_values.into_iter().enumerate().map(|(i, v)| parse_flow(v, i, &global_tcp_raw)).collect::<Result<Vec<FlowGroup>, _>>()?;
     let global_tcp_json = serde_json::to_value(&global_tcp).expect("TcpSpec serializes");
 
     // What is left are the scalar top-level keys (and unknown ones, which serde reports).
@@ -124,9 +125,14 @@ pub fn resolve(value: Value) -> Result<Scenario, ScenarioError> {
     top.insert("topology".into(), serde_json::to_value(&topology).expect("topology serializes"));
     top.insert("flows".into(), Value::Array(Vec::new()));
     let mut scenario: Scenario = parse_at(Value::Object(top), "")?;
-    scenario.flows = flows;
+    // The entries' counts are held to the memory limit before any flow is made.
+    let total = crate::budget::check_flows(groups.iter().map(FlowGroup::count), scenario.record.memory_limit.0)?;
+    scenario.flows.reserve_exact(total as usize);
+    for (entry, group) in groups.iter().enumerate() {
+        group.expand(entry, scenario.seed, &mut scenario.flows);
+    }
     crate::budget::check_network(&scenario)?;
-    check(&mut scenario)?;
+    check(&mut scenario).map_err(|e| blame_entry(e, &groups))?;
     Ok(scenario)
 }
 
@@ -149,7 +155,9 @@ fn parse_topology(value: Value) -> Result<Topology, ScenarioError> {
     }
 }
 
-fn parse_flow(value: Value, index: usize, global_tcp: &Map<String, Value>) -> Result<FlowSpec, ScenarioError> {
+/// One `[[flows]]` entry, checked: its `tcp` table over the scenario's, its algorithms parsed
+/// for its stack, its patterns (`crate::flow_group`).
+fn parse_flow(value: Value, index: usize, global_tcp: &Map<String, Value>) -> Result<FlowGroup, ScenarioError> {
     let prefix = format!("flows.{index}");
     let Value::Object(mut map) = value else {
         return Err(ScenarioError::new(prefix, "must be a table"));
@@ -163,17 +171,40 @@ fn parse_flow(value: Value, index: usize, global_tcp: &Map<String, Value>) -> Re
     let tcp = parse_tcp(tcp, &format!("{prefix}.tcp"))?;
     // The algorithm is parsed on its own so that an error names the parameter at fault; on the
     // ns3 stack with ns-3's defaults for the parameters left out.
+    let parse_cc = |cc: Value| match tcp.stack {
+        StackSpec::Linux => CcConfig::parse(cc).and_then(|cc| cc.check_linux().map(|()| cc)),
+        StackSpec::Ns3 => tcplab_cc::ns3::parse(cc),
+    };
     if let Some(cc) = take(&mut map, "cc") {
         let path = format!("{prefix}.cc");
-        let cc = match tcp.stack {
-            StackSpec::Linux => CcConfig::parse(cc).and_then(|cc| cc.check_linux().map(|()| cc)),
-            StackSpec::Ns3 => tcplab_cc::ns3::parse(cc),
-        }
-        .map_err(|(key, message)| ScenarioError::new(join(&path, &key), message))?;
+        let cc = parse_cc(cc).map_err(|(key, message)| ScenarioError::new(join(&path, &key), message))?;
         map.insert("cc".into(), serde_json::to_value(&cc).expect("CcConfig serializes"));
     }
     map.insert("tcp".into(), serde_json::to_value(&tcp).expect("TcpSpec serializes"));
-    parse_at(Value::Object(map), &prefix)
+    let spec: FlowGroupSpec = parse_at(Value::Object(map), &prefix)?;
+    FlowGroup::new(spec, &prefix, parse_cc)
+}
+
+/// `check` names a flow by its place among all flows; the error is given to the `[[flows]]`
+/// entry it came from, with the flow's index within the entry when the entry has several.
+fn blame_entry(e: ScenarioError, groups: &[FlowGroup]) -> ScenarioError {
+    let Some(rest) = e.path.strip_prefix("flows.") else { return e };
+    let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+    let Ok(expanded) = rest[..digits].parse::<u64>() else { return e };
+    let key = &rest[digits..];
+    let mut first = 0;
+    for (entry, group) in groups.iter().enumerate() {
+        let count = group.count();
+        if expanded < first + count {
+            let message = match count {
+                1 => e.message,
+                _ => format!("flow {} of the entry's {count} (flows.{expanded} once expanded): {}", expanded - first, e.message),
+            };
+            return ScenarioError::new(format!("flows.{entry}{key}"), message);
+        }
+        first += count;
+    }
+    e
 }
 
 /// A `tcp` table (the scenario's, or a flow's over it) with its stack's defaults for the keys
