@@ -761,25 +761,43 @@ pub fn warnings(s: &Scenario) -> Vec<String> {
     let duration = s.duration.0;
     let global = tcp_warnings(&s.tcp);
     let mut out: Vec<String> = global.iter().map(|(key, message)| format!("tcp.{key}: {message}")).collect();
+    // (key under the flow, message, first flow, how many flows): the flows of a `count` entry
+    // share their settings, and a warning is one line however many share it.
+    let mut by_flow: Vec<(String, String, usize, usize)> = Vec::new();
+    let mut seen: HashMap<(String, String), usize> = HashMap::new();
     for (i, f) in s.flows.iter().enumerate() {
-        let path = format!("flows.{i}");
+        let mut found: Vec<(String, String)> = Vec::new();
         // A flow's tcp table holds the scenario's settings too: those were reported under `tcp`.
         for (key, message) in f.tcp.as_ref().map(tcp_warnings).unwrap_or_default() {
             if !global.contains(&(key, message.clone())) {
-                out.push(format!("{path}.tcp.{key}: {message}"));
+                found.push((format!("tcp.{key}"), message));
             }
         }
         if let Some(app) = &f.app {
             let ns = packet_time_ns(app.rate, app.packet_size.0);
             if ns < USUAL_MIN_PACKET_TIME_NS as f64 {
-                out.push(format!(
-                    "{path}.app.rate: writes of {} come every {ns:.1} ns; the 1 ns clock rounds that interval up by as much as {:.1} %",
+                let message = format!(
+                    "writes of {} come every {ns:.1} ns; the 1 ns clock rounds that interval up by as much as {:.1} %",
                     app.packet_size,
                     100.0 / ns
-                ));
+                );
+                found.push(("app.rate".into(), message));
+            }
+        }
+        for (key, message) in found {
+            match seen.get(&(key.clone(), message.clone())) {
+                Some(&at) => by_flow[at].3 += 1,
+                None => {
+                    seen.insert((key.clone(), message.clone()), by_flow.len());
+                    by_flow.push((key, message, i, 1));
+                }
             }
         }
     }
+    out.extend(by_flow.into_iter().map(|(key, message, first, flows)| match flows {
+        1 => format!("flows.{first}.{key}: {message}"),
+        _ => format!("flows.{first}.{key}: {message} (and {} more flows alike)", flows - 1),
+    }));
     let mut links: Vec<(String, &LinkSpec)> = Vec::new();
     match &s.topology {
         Topology::Dumbbell(d) => {
@@ -1135,6 +1153,9 @@ mod tests {
             let w = warnings_of(edit);
             assert!(w.len() == 1 && w[0].starts_with(start), "expected {start:?} in {w:?}");
         }
+        // The flows of a count entry share one line.
+        let w = warnings_of(|v| v["flows"] = json!([{"cc": "cubic"}, {"cc": "cubic", "count": 500, "tcp": {"mss": 100}}]));
+        assert_eq!(w, ["flows.1.tcp.mss: 100 B is below the IPv4 default MSS of 536 B (RFC 9293 §3.7.1) (and 499 more flows alike)"]);
         // A flow's copy of the scenario's tcp table is not reported a second time.
         let w = warnings_of(|v| {
             v["tcp"] = json!({"mss": 100});
