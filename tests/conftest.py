@@ -97,6 +97,25 @@ cc = "bbr"
 """Two stations of an 802.11n BSS (MCS 4 at -80 dBm) upload through a 30 Mbps bottleneck."""
 
 
+SIZED_FLOWS_SCENARIO = {
+    "name": "sized",
+    "duration": "3s",
+    "topology": {"kind": "dumbbell", "bottleneck": {"rate": "20Mbps", "delay": "10ms", "buffer": "100pkt"}},
+    "flows": [
+        {
+            "count": 6,
+            "mix": {"cubic": 0.5, "bbr": 0.5},
+            "bytes": {"uniform": ["20KB", "400KB"]},
+            "start": {"spread": ["0s", "1s"]},
+        },
+        {"cc": "cubic", "bytes": "1GB"},
+        {"cc": "bbr"},
+    ],
+}
+"""Six transfers of 20 to 400 KB from one flow group, one 1 GB transfer that cannot finish in 3 s
+at 20 Mbps, and one unbounded flow."""
+
+
 @pytest.fixture
 def tiny_scenario(tmp_path: Path) -> Path:
     """TINY_SCENARIO as a file."""
@@ -143,3 +162,8 @@ def run_cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., CliOutcome]:
         return CliOutcome(exit_info.value.code or 0, captured.out, captured.err)
 
     return invoke
+
+
+@pytest.fixture(scope="session")
+def sized_flows_result() -> tcplab.Result:
+    return tcplab.run(SIZED_FLOWS_SCENARIO)

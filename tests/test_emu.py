@@ -252,7 +252,7 @@ def _schema_keys() -> set[str]:
     keys |= {f"topology.{k}" for k in dumbbell["properties"] if k not in ("bottleneck", "access")}
     for link in ("bottleneck", "access"):
         keys |= {f"topology.{link}.{k}" for k in defs["LinkSpec"]["properties"] if k not in ("a", "b")}
-    keys |= {f"flows.*.{k}" for k in defs["FlowSpec"]["properties"] if k != "tcp"}
+    keys |= {f"flows.*.{k}" for k in defs["FlowGroupSpec"]["properties"] if k != "tcp"}
     return keys
 
 

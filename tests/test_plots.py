@@ -11,12 +11,14 @@ import pytest
 from matplotlib.figure import Figure
 
 from tcplab import Result
-from tcplab.plots import FIGURES, RADIO_FIGURES, WIFI_FIGURES, save_plots
+from tcplab.plots import FCT_FIGURES, FIGURES, RADIO_FIGURES, WIFI_FIGURES, save_plots
 from tcplab.plots.figures import (
     ALGORITHM_COLOURS,
     algorithm_colour,
     backlog_figure,
     cwnd_figure,
+    fct_figure,
+    fct_points,
     flow_styles,
     nlos_spans,
     radio_figure,
@@ -195,3 +197,27 @@ def test_a_wifi_run_also_draws_the_wifi_figure(wifi_result: Result, tmp_path: Pa
     busy_axes, retry_axes = wifi_figure(wifi_result).axes
     assert busy_axes.get_ylim() == (0.0, 100.0)
     assert [line.get_label() for line in retry_axes.lines] == ["left (AP)", "s0", "s1"]
+
+
+def test_a_run_with_sized_flows_also_draws_their_completion_times(sized_flows_result: Result, tmp_path: Path) -> None:
+    result = sized_flows_result
+    paths = save_plots(result, tmp_path / "plots")
+    assert [path.stem for path in paths] == [*FIGURES, *FCT_FIGURES]
+    assert (tmp_path / "plots" / "fct.png").read_bytes().startswith(PNG_SIGNATURE)
+    points = fct_points(result)
+    assert len(points) == 7, "the six of the group and the 1 GB flow; the unbounded one has no size"
+    assert points[6] == ("cubic", 1_000_000_000, None)
+    assert all(20_000 <= size <= 400_000 and fct_ms is not None for _, size, fct_ms in points[:6])
+    axes = fct_figure(result).axes[0]
+    assert (axes.get_xscale(), axes.get_yscale()) == ("log", "log")
+    assert axes.get_title() == "sized: flow completion time by size (1 unfinished, not shown)"
+    assert len(axes.collections) == 2, "one cloud of dots per algorithm"
+    assert sorted(line.get_label() for line in axes.lines) == ["bbr p50", "bbr p99", "cubic p50", "cubic p99"]
+    dots = np.concatenate([c.get_offsets() for c in axes.collections])
+    assert sorted(map(tuple, dots)) == sorted((size, fct_ms) for _, size, fct_ms in points[:6])
+
+
+def test_a_run_without_sized_flows_draws_no_completion_time_figure(two_flow_result: Result, tmp_path: Path) -> None:
+    assert "fct" not in two_flow_result.summary
+    assert [path.stem for path in save_plots(two_flow_result, tmp_path / "plots")] == list(FIGURES)
+    assert fct_points(two_flow_result) == []

@@ -150,6 +150,31 @@ def test_the_summary_follows_the_contract(two_flow_result: Result) -> None:
     assert summary["run"]["sim_seconds"] == pytest.approx(2.0)
 
 
+def test_sized_flows_have_completion_times_in_the_summary_and_its_table(sized_flows_result: Result) -> None:
+    from tcplab.tables import format_summary
+
+    summary = sized_flows_result.summary
+    fct = summary["fct"]
+    finished = sorted(f["completion_s"] * 1e3 for f in summary["flows"][:6])
+    assert (fct["flows"], fct["completed"], fct["unfinished"]) == (7, 6, 1)
+    assert (fct["p50_ms"], fct["max_ms"]) == (pytest.approx(finished[2]), pytest.approx(finished[5]))
+    assert fct["by_cc"]["cubic"]["unfinished"] == 1 and fct["by_cc"]["bbr"]["flows"] == 3
+    assert [b["bin"] for b in fct["by_size"]] == ["<100KB", "100KB-10MB", ">=10MB"]
+    assert fct["by_size"][2]["unfinished"] == 1
+    rows = {line.split("  ")[0].strip(): line.split() for line in format_summary(sized_flows_result).splitlines()}
+    assert rows["all sized flows"][3:] == [
+        "7",
+        "6",
+        "1",
+        f"{finished[2]:.1f}",
+        f"{finished[5]:.1f}",
+        f"{finished[5]:.1f}",
+        f"{finished[5]:.1f}",
+    ]
+    assert rows[">=10MB"][1:] == ["1", "0", "1", "-", "-", "-", "-"]
+    assert "FCT of" in rows
+
+
 def test_repr_is_short(tiny_result: Result) -> None:
     assert repr(tiny_result) == "<Result 'tiny': 1 flows, 2.0 s simulated, seed 1>"
 

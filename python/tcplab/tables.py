@@ -50,8 +50,27 @@ def format_summary(result: Result) -> str:
         lines += ["", _radio_table(summary["radio"])]
     if summary.get("wifi"):
         lines += ["", _wifi_table(summary["wifi"])]
+    if summary.get("fct"):
+        lines += ["", _fct_table(summary["fct"])]
     lines += ["", f"Jain's fairness index: {summary['fairness_jain']:.3f}"]
     return "\n".join(lines)
+
+
+def _fct_table(fct: dict[str, Any]) -> str:
+    """Flow completion times of the sized flows: all, per algorithm, per size bin."""
+    header = ["FCT of", "flows", "completed", "unfinished", "p50 ms", "p95 ms", "p99 ms", "max ms"]
+    groups = [("all sized flows", fct), *fct["by_cc"].items(), *((b["bin"], b) for b in fct["by_size"])]
+    rows = [
+        [
+            name,
+            str(stats["flows"]),
+            str(stats["completed"]),
+            str(stats["unfinished"]),
+            *(_number(stats[key], 1) for key in ("p50_ms", "p95_ms", "p99_ms", "max_ms")),
+        ]
+        for name, stats in groups
+    ]
+    return format_table([header, *rows], "lrrrrrrr")
 
 
 def _flow_table(flows: list[dict[str, Any]]) -> str:

@@ -26,6 +26,40 @@ const PORT_BYTES: u64 = PAIR_BYTES / 2;
 /// An equal-cost routing table's bytes per port of the network (its row start and link).
 const TABLE_BYTES_PER_PORT: u64 = 8;
 
+/// Memory of one flow once built and run (its sender and receiver with their bookkeeping, RTT
+/// statistics, its resolved spec and its summary in Python), about: an idle flow holds 1.7 KB
+/// in the world, and 10 000 CUBIC/BBR flows sharing one dumbbell pair peak about 8 KB per
+/// flow above the same run with one flow (benches/speed.py's child, 2026-11-26). A flow holds
+/// more while it has much in flight (its scoreboard grows with it).
+pub const FLOW_BYTES: u64 = 8 << 10;
+
+/// Rejects `[[flows]]` entries whose flows (`counts`, in entry order) would together need more
+/// than `limit` (`record.memory_limit`), before any is made, blaming the entry at which the
+/// total passes it; the total otherwise.
+pub fn check_flows(counts: impl IntoIterator<Item = u64>, limit: u64) -> Result<u64, ScenarioError> {
+    let allowed = limit / FLOW_BYTES;
+    let mut total = 0u64;
+    for (entry, count) in counts.into_iter().enumerate() {
+        total = total.saturating_add(count);
+        if total > allowed {
+            let (path, with_others) = match (count, total == count) {
+                (1, _) => ("flows".to_string(), String::new()),
+                (_, true) => (format!("flows.{entry}.count"), String::new()),
+                (_, false) => (format!("flows.{entry}.count"), format!(" ({total} with the entries before)")),
+            };
+            return Err(ScenarioError::new(
+                path,
+                format!(
+                    "{count} flows{with_others} would need ~{} (record.memory_limit {}); allowed: at most {allowed} flows in all",
+                    approx_bytes(total.saturating_mul(FLOW_BYTES)),
+                    approx_bytes(limit)
+                ),
+            ));
+        }
+    }
+    Ok(total)
+}
+
 /// A key that multiplies the network: `value` of it take `bytes_each` (the other keys fixed).
 struct Multiplier {
     key: &'static str,

@@ -5,6 +5,7 @@ pub mod budget;
 pub mod build;
 pub mod cell;
 pub mod error;
+pub mod flow_group;
 pub mod link_spec;
 pub mod mmwave;
 pub mod mmwave_record;

@@ -5,6 +5,7 @@
 //! enums, and each flow's `tcp` table is merged over the scenario's before it is parsed.
 
 use crate::error::ScenarioError;
+use crate::flow_group::{FlowGroup, FlowGroupSpec};
 use crate::link_spec::{queue_context, AggregationSpec, JitterSpec, LinkSpec, LossSpec, TokenBucketSpec};
 use crate::scenario::{dumbbell_node_names, FlowSpec, ParkingLot, Scenario, StackSpec, TcpSpec, Topology};
 use crate::units::{BufferValue, DurationValue, EcnThresholdValue, RateValue, SizeValue};
@@ -115,8 +116,8 @@ pub fn resolve(value: Value) -> Result<Scenario, ScenarioError> {
     let Value::Array(flow_values) = flows_value else {
         return Err(ScenarioError::new("flows", "must be an array of tables ([[flows]])"));
     };
-    let flows =
-        flow_values.into_iter().enumerate().map(|(i, v)| parse_flow(v, i, &global_tcp_raw)).collect::<Result<Vec<FlowSpec>, _>>()?;
+    let groups =
+        flow_values.into_iter().enumerate().map(|(i, v)| parse_flow(v, i, &global_tcp_raw)).collect::<Result<Vec<FlowGroup>, _>>()?;
     let global_tcp_json = serde_json::to_value(&global_tcp).expect("TcpSpec serializes");
 
     // What is left are the scalar top-level keys (and unknown ones, which serde reports).
@@ -124,9 +125,14 @@ pub fn resolve(value: Value) -> Result<Scenario, ScenarioError> {
     top.insert("topology".into(), serde_json::to_value(&topology).expect("topology serializes"));
     top.insert("flows".into(), Value::Array(Vec::new()));
     let mut scenario: Scenario = parse_at(Value::Object(top), "")?;
-    scenario.flows = flows;
+    // The entries' counts are held to the memory limit before any flow is made.
+    let total = crate::budget::check_flows(groups.iter().map(FlowGroup::count), scenario.record.memory_limit.0)?;
+    scenario.flows.reserve_exact(total as usize);
+    for (entry, group) in groups.iter().enumerate() {
+        group.expand(entry, scenario.seed, &mut scenario.flows);
+    }
     crate::budget::check_network(&scenario)?;
-    check(&mut scenario)?;
+    check(&mut scenario).map_err(|e| blame_entry(e, &groups))?;
     Ok(scenario)
 }
 
@@ -156,7 +162,9 @@ fn parse_topology(value: Value) -> Result<Topology, ScenarioError> {
     }
 }
 
-fn parse_flow(value: Value, index: usize, global_tcp: &Map<String, Value>) -> Result<FlowSpec, ScenarioError> {
+/// One `[[flows]]` entry, checked: its `tcp` table over the scenario's, its algorithms parsed
+/// for its stack, its patterns (`crate::flow_group`).
+fn parse_flow(value: Value, index: usize, global_tcp: &Map<String, Value>) -> Result<FlowGroup, ScenarioError> {
     let prefix = format!("flows.{index}");
     let Value::Object(mut map) = value else {
         return Err(ScenarioError::new(prefix, "must be a table"));
@@ -170,17 +178,40 @@ fn parse_flow(value: Value, index: usize, global_tcp: &Map<String, Value>) -> Re
     let tcp = parse_tcp(tcp, &format!("{prefix}.tcp"))?;
     // The algorithm is parsed on its own so that an error names the parameter at fault; on the
     // ns3 stack with ns-3's defaults for the parameters left out.
+    let parse_cc = |cc: Value| match tcp.stack {
+        StackSpec::Linux => CcConfig::parse(cc).and_then(|cc| cc.check_linux().map(|()| cc)),
+        StackSpec::Ns3 => tcplab_cc::ns3::parse(cc),
+    };
     if let Some(cc) = take(&mut map, "cc") {
         let path = format!("{prefix}.cc");
-        let cc = match tcp.stack {
-            StackSpec::Linux => CcConfig::parse(cc).and_then(|cc| cc.check_linux().map(|()| cc)),
-            StackSpec::Ns3 => tcplab_cc::ns3::parse(cc),
-        }
-        .map_err(|(key, message)| ScenarioError::new(join(&path, &key), message))?;
+        let cc = parse_cc(cc).map_err(|(key, message)| ScenarioError::new(join(&path, &key), message))?;
         map.insert("cc".into(), serde_json::to_value(&cc).expect("CcConfig serializes"));
     }
     map.insert("tcp".into(), serde_json::to_value(&tcp).expect("TcpSpec serializes"));
-    parse_at(Value::Object(map), &prefix)
+    let spec: FlowGroupSpec = parse_at(Value::Object(map), &prefix)?;
+    FlowGroup::new(spec, &prefix, parse_cc)
+}
+
+/// `check` names a flow by its place among all flows; the error is given to the `[[flows]]`
+/// entry it came from, with the flow's index within the entry when the entry has several.
+fn blame_entry(e: ScenarioError, groups: &[FlowGroup]) -> ScenarioError {
+    let Some(rest) = e.path.strip_prefix("flows.") else { return e };
+    let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+    let Ok(expanded) = rest[..digits].parse::<u64>() else { return e };
+    let key = &rest[digits..];
+    let mut first = 0;
+    for (entry, group) in groups.iter().enumerate() {
+        let count = group.count();
+        if expanded < first + count {
+            let message = match count {
+                1 => e.message,
+                _ => format!("flow {} of the entry's {count} (flows.{expanded} once expanded): {}", expanded - first, e.message),
+            };
+            return ScenarioError::new(format!("flows.{entry}{key}"), message);
+        }
+        first += count;
+    }
+    e
 }
 
 /// A `tcp` table (the scenario's, or a flow's over it) with its stack's defaults for the keys
@@ -821,25 +852,43 @@ pub fn warnings(s: &Scenario) -> Vec<String> {
     let duration = s.duration.0;
     let global = tcp_warnings(&s.tcp);
     let mut out: Vec<String> = global.iter().map(|(key, message)| format!("tcp.{key}: {message}")).collect();
+    // (key under the flow, message, first flow, how many flows): the flows of a `count` entry
+    // share their settings, and a warning is one line however many share it.
+    let mut by_flow: Vec<(String, String, usize, usize)> = Vec::new();
+    let mut seen: HashMap<(String, String), usize> = HashMap::new();
     for (i, f) in s.flows.iter().enumerate() {
-        let path = format!("flows.{i}");
+        let mut found: Vec<(String, String)> = Vec::new();
         // A flow's tcp table holds the scenario's settings too: those were reported under `tcp`.
         for (key, message) in f.tcp.as_ref().map(tcp_warnings).unwrap_or_default() {
             if !global.contains(&(key, message.clone())) {
-                out.push(format!("{path}.tcp.{key}: {message}"));
+                found.push((format!("tcp.{key}"), message));
             }
         }
         if let Some(app) = &f.app {
             let ns = packet_time_ns(app.rate, app.packet_size.0);
             if ns < USUAL_MIN_PACKET_TIME_NS as f64 {
-                out.push(format!(
-                    "{path}.app.rate: writes of {} come every {ns:.1} ns; the 1 ns clock rounds that interval up by as much as {:.1} %",
+                let message = format!(
+                    "writes of {} come every {ns:.1} ns; the 1 ns clock rounds that interval up by as much as {:.1} %",
                     app.packet_size,
                     100.0 / ns
-                ));
+                );
+                found.push(("app.rate".into(), message));
+            }
+        }
+        for (key, message) in found {
+            match seen.get(&(key.clone(), message.clone())) {
+                Some(&at) => by_flow[at].3 += 1,
+                None => {
+                    seen.insert((key.clone(), message.clone()), by_flow.len());
+                    by_flow.push((key, message, i, 1));
+                }
             }
         }
     }
+    out.extend(by_flow.into_iter().map(|(key, message, first, flows)| match flows {
+        1 => format!("flows.{first}.{key}: {message}"),
+        _ => format!("flows.{first}.{key}: {message} (and {} more flows alike)", flows - 1),
+    }));
     let mut links: Vec<(String, &LinkSpec)> = Vec::new();
     match &s.topology {
         Topology::Dumbbell(d) => {
@@ -1300,6 +1349,9 @@ mod tests {
             let w = warnings_of(edit);
             assert!(w.len() == 1 && w[0].starts_with(start), "expected {start:?} in {w:?}");
         }
+        // The flows of a count entry share one line.
+        let w = warnings_of(|v| v["flows"] = json!([{"cc": "cubic"}, {"cc": "cubic", "count": 500, "tcp": {"mss": 100}}]));
+        assert_eq!(w, ["flows.1.tcp.mss: 100 B is below the IPv4 default MSS of 536 B (RFC 9293 §3.7.1) (and 499 more flows alike)"]);
         // A flow's copy of the scenario's tcp table is not reported a second time.
         let w = warnings_of(|v| {
             v["tcp"] = json!({"mss": 100});

@@ -36,7 +36,9 @@ pub struct Scenario {
     pub tcp: TcpSpec,
     /// The network.
     pub topology: Topology,
-    /// The TCP connections.
+    /// The TCP connections: each entry one flow, or with `count` several (expanded into
+    /// single flows in the resolved scenario, so the schema shows the input form).
+    #[schemars(with = "Vec<crate::flow_group::FlowGroupSpec>")]
     pub flows: Vec<FlowSpec>,
 }
 

@@ -1,6 +1,9 @@
 //! The run summary (summary.json) and the end-of-run invariants (docs/architecture.md, "Rules
 //! that keep results trustworthy"): packet conservation, acked ≤ sent, no NaN or negative
-//! value where a number is required.
+//! value where a number is required. Flow completion times (the `fct` block) are summarized
+//! as the data-center transport studies report them (pFabric, Alizadeh et al. SIGCOMM 2013;
+//! HPCC, Li et al. SIGCOMM 2019): percentiles over flows, by algorithm and by size bin, with
+//! nearest-rank percentiles and the flows that did not finish counted, not dropped.
 
 use crate::sampling::stack_name;
 use crate::world::World;
@@ -107,9 +110,105 @@ pub struct Summary {
     /// "radio" (per UE) or "wifi" (the BSS).
     #[serde(flatten)]
     pub cells: BTreeMap<&'static str, serde_json::Value>,
+    /// Completion times of the flows with `bytes` set; absent when no flow has.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fct: Option<FctSummary>,
     /// Jain's fairness index of the flows' goodputs.
     pub fairness_jain: f64,
     pub run: RunInfo,
+}
+
+/// Flow completion times (start to the last byte acknowledged) of byte-count transfers.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct FctSummary {
+    #[serde(flatten)]
+    pub all: FctStats,
+    /// The same per algorithm (`cc` name).
+    pub by_cc: BTreeMap<String, FctStats>,
+    /// The same per size bin of `FCT_SIZE_BINS`, in that order.
+    pub by_size: Vec<FctBin>,
+}
+
+/// Completion times of a set of sized flows; the percentiles are over the completed ones.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct FctStats {
+    /// Flows with `bytes` set.
+    pub flows: u64,
+    pub completed: u64,
+    /// Flows whose last byte was not acknowledged before the run ended.
+    pub unfinished: u64,
+    pub p50_ms: Option<f64>,
+    pub p95_ms: Option<f64>,
+    pub p99_ms: Option<f64>,
+    pub max_ms: Option<f64>,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct FctBin {
+    /// "<100KB", "100KB-10MB" or ">=10MB".
+    pub bin: &'static str,
+    /// Flow sizes in [min_bytes, max_bytes); max_bytes null for the last bin.
+    pub min_bytes: u64,
+    pub max_bytes: Option<u64>,
+    #[serde(flatten)]
+    pub stats: FctStats,
+}
+
+/// (name, first size, first size of the next bin): short (mice, under 100 KB), medium, and
+/// long (elephants, 10 MB and more) flows, as the pFabric and HPCC evaluations split them.
+pub const FCT_SIZE_BINS: [(&str, u64, Option<u64>); 3] =
+    [("<100KB", 0, Some(100_000)), ("100KB-10MB", 100_000, Some(10_000_000)), (">=10MB", 10_000_000, None)];
+
+impl FctStats {
+    /// `fcts_ms`: one entry per sized flow, its completion time or None if unfinished.
+    pub fn new(fcts_ms: impl IntoIterator<Item = Option<f64>>) -> Self {
+        let mut flows = 0;
+        let mut done: Vec<f64> = Vec::new();
+        for fct in fcts_ms {
+            flows += 1;
+            done.extend(fct);
+        }
+        done.sort_by(f64::total_cmp);
+        // Nearest rank: the smallest value with at least p of the values at or below it.
+        let rank = |p: f64| done.get(((p * done.len() as f64).ceil() as usize).max(1) - 1).copied();
+        FctStats {
+            flows,
+            completed: done.len() as u64,
+            unfinished: flows - done.len() as u64,
+            p50_ms: rank(0.5),
+            p95_ms: rank(0.95),
+            p99_ms: rank(0.99),
+            max_ms: done.last().copied(),
+        }
+    }
+}
+
+/// The `fct` block of `flows` with their sizes (`bytes`), None if no flow has a size.
+pub fn fct_summary(flows: &[FlowSummary], sizes: &[Option<u64>]) -> Option<FctSummary> {
+    let sized: Vec<(&FlowSummary, u64)> = flows.iter().zip(sizes).filter_map(|(f, size)| size.map(|b| (f, b))).collect();
+    if sized.is_empty() {
+        return None;
+    }
+    let fct_ms = |f: &FlowSummary| f.completion_s.map(|s| s * 1e3);
+    let mut by_cc: BTreeMap<String, Vec<Option<f64>>> = BTreeMap::new();
+    for (f, _) in &sized {
+        by_cc.entry(f.cc.clone()).or_default().push(fct_ms(f));
+    }
+    Some(FctSummary {
+        all: FctStats::new(sized.iter().map(|(f, _)| fct_ms(f))),
+        by_cc: by_cc.into_iter().map(|(cc, fcts)| (cc, FctStats::new(fcts))).collect(),
+        by_size: FCT_SIZE_BINS
+            .iter()
+            .map(|&(bin, min_bytes, max_bytes)| FctBin {
+                bin,
+                min_bytes,
+                max_bytes,
+                stats: FctStats::new(
+                    sized.iter().filter(|(_, b)| *b >= min_bytes && max_bytes.is_none_or(|max| *b < max)).map(|(f, _)| fct_ms(f)),
+                ),
+            })
+            .collect(),
+    })
 }
 
 /// Jain's index (Σx)² / (n·Σx²); 1 for a single flow or all-zero goodputs.
@@ -188,8 +287,10 @@ pub fn summarize(w: &World) -> Summary {
         })
         .collect();
     let goodputs: Vec<f64> = flows.iter().map(|f| f.goodput_mbps).collect();
+    let sizes: Vec<Option<u64>> = w.scenario.flows.iter().map(|f| f.bytes.map(|b| b.0)).collect();
     Summary {
         fairness_jain: jain_index(&goodputs),
+        fct: fct_summary(&flows, &sizes),
         flows,
         links,
         cells: w.net.radio.iter().map(|r| (r.cell.series().name, r.cell.summary(&w.net.nodes, end))).collect(),

@@ -12,7 +12,7 @@ use tcplab_cc::config::describe_value;
 use tcplab_core::{Rate, SimDuration};
 
 /// One kind of quantity: its units (name, size in base units, smallest first), how many of
-/// them a value is printed with. Every quantity is at most 10^18 base units (`MAX`), so that
+/// them a value is printed with. Every quantity is at most 10^18 base units (`MAX_QUANTITY`), so that
 /// adding two never overflows 64 bits (durations are nanoseconds on a clock that ends after
 /// 584 years; 10^18 ns is 31.7 years).
 struct Units {
@@ -59,7 +59,7 @@ const SIZE: Units = Units {
 const FRACTION_DIGITS: usize = 20;
 
 /// The largest value of any quantity, in base units.
-const MAX: u64 = 1_000_000_000_000_000_000;
+pub const MAX_QUANTITY: u64 = 1_000_000_000_000_000_000;
 
 impl Units {
     fn allowed(&self) -> String {
@@ -85,15 +85,15 @@ impl Units {
         let scale = self.units.iter().find(|(u, _)| *u == unit).map(|(_, k)| u128::from(*k));
         let scale = scale.ok_or_else(|| format!("{s:?} has an unknown {what} unit {unit:?}; allowed: {}", self.allowed()))?;
         if negative && digits.bytes().any(|b| matches!(b, b'1'..=b'9')) {
-            return Err(format!("{s:?} is negative; allowed: 0 to {}", self.format(MAX)));
+            return Err(format!("{s:?} is negative; allowed: 0 to {}", self.format(MAX_QUANTITY)));
         }
         let fraction = &fraction[..fraction.len().min(FRACTION_DIGITS)];
         let denominator = 10u128.pow(fraction.len() as u32);
         let fraction = (fraction.parse::<u128>().unwrap_or(0) * scale + denominator / 2) / denominator;
         let whole = if whole.is_empty() { Some(0) } else { whole.parse::<u128>().ok() };
         match whole.and_then(|w| w.checked_mul(scale)).and_then(|w| w.checked_add(fraction)) {
-            Some(v) if v <= u128::from(MAX) => Ok(v as u64),
-            _ => Err(format!("{s:?} is too large; allowed: at most {}", self.format(MAX))),
+            Some(v) if v <= u128::from(MAX_QUANTITY) => Ok(v as u64),
+            _ => Err(format!("{s:?} is too large; allowed: at most {}", self.format(MAX_QUANTITY))),
         }
     }
 
@@ -389,8 +389,8 @@ mod tests {
     #[test]
     fn printing_and_parsing_round_trip_exactly() {
         for units in [&RATE, &DURATION, &FREQUENCY, &SIZE] {
-            let mut values = vec![0, 1, 999, 1000, 1024, 1 << 20, 1_500_000_000, (1 << 53) + 1, MAX - 1, MAX];
-            values.extend((0..200u64).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) % MAX));
+            let mut values = vec![0, 1, 999, 1000, 1024, 1 << 20, 1_500_000_000, (1 << 53) + 1, MAX_QUANTITY - 1, MAX_QUANTITY];
+            values.extend((0..200u64).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) % MAX_QUANTITY));
             for v in values {
                 let text = units.format(v);
                 assert_eq!(units.parse(&text), Ok(v), "{} {v} printed as {text}", units.what);

@@ -531,6 +531,8 @@ KERNEL_SETTINGS: dict[str, Handling] = {
     "flows.*.stop": Handling("the sender stops writing then"),
     "flows.*.bytes": Handling("the sender writes that many bytes"),
     "flows.*.app": Handling("refused", _absent("fixed-rate applications are not emulated (bulk or bytes only)")),
+    "flows.*.count": Handling("expanded into single flows when the scenario is resolved: the backend runs those"),
+    "flows.*.mix": Handling("expanded into single flows, each with its cc, when the scenario is resolved"),
     "tcp.mss": Handling(
         f"TCP_MAXSEG = mss + {TIMESTAMP_OPTION_BYTES} (the timestamp option) on the sender's socket; TCP_INFO snd_mss is checked",
         _mss,

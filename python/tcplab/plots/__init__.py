@@ -1,6 +1,6 @@
 """Figures of one run, one PNG each in a run directory's plots/: goodput, RTT, congestion
 window and queue backlog over time; with an mmWave cell the radio of each user, with a WiFi
-BSS its medium and retransmissions. See
+BSS its medium and retransmissions; with flows of a set size their completion times. See
 `figures` for what each shows and how it is styled."""
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from matplotlib.figure import Figure
 from .figures import (
     backlog_figure,
     cwnd_figure,
+    fct_figure,
     radio_figure,
     rtt_figure,
     throughput_figure,
@@ -37,10 +38,13 @@ RADIO_FIGURES: dict[str, Callable[[Result], Figure]] = {"radio": radio_figure}
 WIFI_FIGURES: dict[str, Callable[[Result], Figure]] = {"wifi": wifi_figure}
 """The figures of runs with a WiFi BSS (`Result.wifi` is not None)."""
 
+FCT_FIGURES: dict[str, Callable[[Result], Figure]] = {"fct": fct_figure}
+"""The figures of runs with flows of a set size (the summary has an `fct` block)."""
+
 
 def save_plots(result: Result, directory: Path, progress: Callable[[float], None] | None = None) -> list[Path]:
     """Writes every figure of `FIGURES` (and of `RADIO_FIGURES` / `WIFI_FIGURES` when the run
-    has a radio / WiFi series) as `directory/<name>.png` and returns the paths; `progress` is
+    has a radio / WiFi series, of `FCT_FIGURES` when it has sized flows) as `directory/<name>.png` and returns the paths; `progress` is
     called with the fraction drawn after each figure."""
     directory.mkdir(parents=True, exist_ok=True)
     paths = []
@@ -48,6 +52,7 @@ def save_plots(result: Result, directory: Path, progress: Callable[[float], None
         **FIGURES,
         **(RADIO_FIGURES if result.radio is not None else {}),
         **(WIFI_FIGURES if result.wifi is not None else {}),
+        **(FCT_FIGURES if result.summary.get("fct") else {}),
     }
     for number, (name, make_figure) in enumerate(figures.items(), start=1):
         path = directory / f"{name}.png"

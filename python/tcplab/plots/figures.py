@@ -23,6 +23,8 @@ import polars as pl
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from ..units import size_bytes
+
 if TYPE_CHECKING:
     from ..result import Result
 
@@ -45,6 +47,9 @@ NLOS_SHADES = ("0.6", "#DDCC77", "#88CCEE", "#CC6677")
 NLOS_ALPHA = 0.25
 # Flows of the same algorithm: solid, dashed, dotted, dash-dot.
 LINE_STYLES: tuple[Any, ...] = ("-", (0, (5, 2)), (0, (1, 1.5)), "-.")
+
+# Size bins of the FCT figure's percentile lines, per decade of flow size.
+FCT_BINS_PER_DECADE = 2
 
 # Goodput is averaged over at least this long (per-interval goodput jumps with every ACK, and
 # a filled SACK hole delivers a burst far above the link rate), and over longer runs across
@@ -224,6 +229,52 @@ def wifi_figure(result: Result) -> Figure:
         handles, labels = retry_axes.get_legend_handles_labels()
         figure.legend(handles, labels, loc="outside lower center", ncols=min(5, len(labels)), frameon=False)
     return figure
+
+
+@_print_style
+def fct_figure(result: Result) -> Figure:
+    """Flow completion time against flow size, log-log: one dot per completed flow coloured by
+    algorithm, and per algorithm the median (solid) and 99th percentile (dashed) of each
+    size bin (`FCT_BINS_PER_DECADE` bins per decade). Unfinished flows are counted in the
+    title."""
+    figure = Figure(figsize=(7, 4.2), dpi=150, layout="constrained")
+    axes = figure.add_subplot()
+    points = fct_points(result)
+    unfinished = sum(1 for _, _, fct_ms in points if fct_ms is None)
+    title = f"{result.name}: flow completion time by size"
+    axes.set(title=title + (f" ({unfinished} unfinished, not shown)" if unfinished else ""))
+    axes.set(xlabel="flow size (bytes)", ylabel="flow completion time (ms)", xscale="log", yscale="log")
+    for algorithm in dict.fromkeys(cc for cc, _, _ in points):
+        done = np.array([(size, fct_ms) for cc, size, fct_ms in points if cc == algorithm and fct_ms is not None])
+        if not len(done):
+            continue
+        colour = algorithm_colour(algorithm)
+        axes.scatter(done[:, 0], done[:, 1], s=6, color=colour, alpha=0.5, linewidths=0, label=algorithm)
+        edges = np.floor(np.log10(done[:, 0]) * FCT_BINS_PER_DECADE)
+        bins = np.unique(edges)
+        centres = 10 ** ((bins + 0.5) / FCT_BINS_PER_DECADE)
+        for q, linestyle in ((50, "-"), (99, (0, (5, 2)))):
+            values = [np.percentile(done[edges == b, 1], q, method="inverted_cdf") for b in bins]
+            axes.plot(centres, values, color=colour, linestyle=linestyle, label=f"{algorithm} p{q}")
+    if axes.collections:
+        entries = len(axes.get_legend_handles_labels()[1])
+        figure.legend(loc="outside lower center", ncols=min(4, entries), frameon=False)
+    else:
+        axes.text(0.5, 0.5, "no flow completed", transform=axes.transAxes, ha="center", color="0.4")
+    return figure
+
+
+def fct_points(result: Result) -> list[tuple[str, int, float | None]]:
+    """(algorithm, size in bytes, completion time in ms or None if unfinished) of each flow
+    with `bytes` set in the resolved scenario."""
+    specs = result.scenario.get("flows") or []
+    points = []
+    for spec, flow in zip(specs, result.summary["flows"] if specs else [], strict=True):
+        if spec.get("bytes") is None:
+            continue
+        completion_s = flow.get("completion_s")
+        points.append((flow["cc"], size_bytes(spec["bytes"]), None if completion_s is None else completion_s * 1e3))
+    return points
 
 
 def nlos_spans(result: Result) -> dict[str, list[tuple[float, float]]]:
