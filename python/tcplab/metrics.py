@@ -28,8 +28,14 @@ METRICS = (
     "wifi_ap_drop_ratio",
     "wifi_collisions",
     "wifi_airtime_busy",
+    "fct_p50_ms",
+    "fct_p99_ms",
+    "fct_unfinished",
 )
 FLOW_METRICS = ("goodput_mbps", "rtt_mean_ms")
+# Runs of more flows than this keep no per-flow metrics (a campaign's index would otherwise
+# grow by two columns per flow); the default `record.aggregate_above` of the simulator.
+PER_FLOW_METRICS_UP_TO = 100
 
 
 def jain_index(values: Sequence[float]) -> float:
@@ -59,9 +65,11 @@ def metrics(summary: Mapping[str, Any], scenario: Mapping[str, Any] | None = Non
     """The headline metrics of one run (no wall-clock values): the flows' total goodput, the
     mean of their mean RTTs, the largest p95 RTT, the mean of their time-averaged smoothed
     RTTs and of the means of the values they take (one per change), all retransmits and their share of the segments sent (%), Jain's index, the busiest
-    link's utilization (an mmWave cell's: its radio's), drops and drops per data segment sent, WiFi's AP drop ratio, collisions and busy airtime, and each
-    flow's goodput and mean RTT as flow<id>_<metric>; with the scenario of a dumbbell, also
-    the goodput as a percentage of the bottleneck's rate."""
+    link's utilization (an mmWave cell's: its radio's), drops and drops per data segment sent, WiFi's AP drop ratio, collisions and busy airtime, the
+    sized flows' median and 99th-percentile completion times and how many did not complete,
+    and (up to `PER_FLOW_METRICS_UP_TO` flows) each flow's goodput and mean RTT as
+    flow<id>_<metric>; with the scenario of a dumbbell, also the goodput as a percentage of
+    the bottleneck's rate."""
     flows = summary["flows"]
     rtts = [f["rtt_mean_ms"] for f in flows if f.get("rtt_mean_ms") is not None]
     p95s = [f["rtt_p95_ms"] for f in flows if f.get("rtt_p95_ms") is not None]
@@ -94,7 +102,11 @@ def metrics(summary: Mapping[str, Any], scenario: Mapping[str, Any] | None = Non
         values["wifi_ap_drop_ratio"] = wifi["ap_drop_ratio"]
         values["wifi_collisions"] = float(sum(d["collisions"] for d in wifi["devices"]))
         values["wifi_airtime_busy"] = wifi["airtime_busy"]
-    for f in flows:
+    fct = summary.get("fct")
+    if fct is not None:
+        values["fct_p50_ms"], values["fct_p99_ms"] = fct["p50_ms"], fct["p99_ms"]
+        values["fct_unfinished"] = float(fct["unfinished"])
+    for f in flows if len(flows) <= PER_FLOW_METRICS_UP_TO else ():
         values[f"flow{f['id']}_goodput_mbps"] = f["goodput_mbps"]
         values[f"flow{f['id']}_rtt_mean_ms"] = f.get("rtt_mean_ms")
     return values

@@ -17,6 +17,8 @@ from .studies import Study
 # Links below this utilization and without drops are left out of the summary table.
 QUIET_LINK_UTILIZATION = 0.01
 CAMPAIGN_TABLE_METRICS = ("goodput_mbps", "rtt_mean_ms", "retransmits", "fairness_jain")
+# Shown too when the runs have flows of a set size.
+CAMPAIGN_FCT_METRICS = ("fct_p50_ms", "fct_p99_ms")
 IDENTICAL_MARK = "*"
 
 
@@ -195,13 +197,14 @@ def format_campaign_counts(name: str, state: Any, directory: Path) -> str:
 
 
 def format_campaign_table(table: pl.DataFrame, keys: list[str]) -> str:
-    """The main metrics as `mean ± CI` per combination of axis values; a mean that every seed
-    gave alike is marked instead (`± 0.000` would look like a bug), with a note below."""
-    header = [*keys, "runs", *CAMPAIGN_TABLE_METRICS]
+    """The main metrics (and the FCT percentiles, when the runs have them) as `mean ± CI` per
+    combination of axis values; a mean that every seed gave alike is marked instead (`± 0.000` would look like a bug), with a note below."""
+    shown = [*CAMPAIGN_TABLE_METRICS, *(m for m in CAMPAIGN_FCT_METRICS if table.get_column(f"{m}_mean", default=None) is not None)]
+    header = [*keys, "runs", *shown]
     rows, marked = [], False
     for row in table.iter_rows(named=True):
         cells = [str(row[k]) for k in keys] + [str(row["runs"])]
-        for metric in CAMPAIGN_TABLE_METRICS:
+        for metric in shown:
             mean, ci = row.get(f"{metric}_mean"), row.get(f"{metric}_ci95")
             if mean is None:
                 cells.append("-")
@@ -213,7 +216,7 @@ def format_campaign_table(table: pl.DataFrame, keys: list[str]) -> str:
             else:
                 cells.append(f"{mean:.3f} ± {ci:.3f}" if ci >= 0.0005 else f"{mean:.3f} ± {ci:.1g}")
         rows.append(cells)
-    text = format_table([header, *rows], "l" * len(keys) + "r" * (1 + len(CAMPAIGN_TABLE_METRICS)))
+    text = format_table([header, *rows], "l" * len(keys) + "r" * (1 + len(shown)))
     return text + (f"\n{IDENTICAL_MARK} identical across seeds" if marked else "")
 
 

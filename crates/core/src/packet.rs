@@ -50,6 +50,9 @@ pub struct DataHeader {
     pub tsval: SimTime,
     /// The sender's CWR flag (RFC 3168).
     pub cwr: bool,
+    /// PSH: the segment ends the data the application has written so far (Linux `tcp_push`
+    /// marks a write's last segment; a bulk sender with unbounded data never does).
+    pub psh: bool,
 }
 
 impl DataHeader {
@@ -121,7 +124,7 @@ mod tests {
 
     #[test]
     fn wire_sizes_count_headers_and_sack_option() {
-        let d = Packet::data(0, 0, 1, DataHeader { seq: 0, payload: 1448, tsval: SimTime::ZERO, cwr: false }, Ecn::NotEct);
+        let d = Packet::data(0, 0, 1, DataHeader { seq: 0, payload: 1448, tsval: SimTime::ZERO, cwr: false, psh: false }, Ecn::NotEct);
         assert_eq!(d.size, 1500);
         let mut h = AckHeader {
             ack: 1,

@@ -42,7 +42,7 @@ fn study_a_cell(channel: ChannelConfig, los_test: LosTest) -> MmWaveCell {
 }
 
 fn packet(seq: u32) -> Packet {
-    Packet::data(0, 0, 1, DataHeader { seq, payload: 1448, tsval: SimTime::ZERO, cwr: false }, Ecn::NotEct)
+    Packet::data(0, 0, 1, DataHeader { seq, payload: 1448, tsval: SimTime::ZERO, cwr: false, psh: false }, Ecn::NotEct)
 }
 
 /// Runs `SUBFRAMES` subframes from `from`, keeping the DL RLC buffer full.

@@ -205,7 +205,7 @@ mod tests {
     use tcplab_core::{DataHeader, Ecn, PacketKind};
 
     fn pkt(seq: u32) -> Packet {
-        Packet::data(0, 0, 1, DataHeader { seq, payload: 1000, tsval: SimTime::ZERO, cwr: false }, Ecn::NotEct)
+        Packet::data(0, 0, 1, DataHeader { seq, payload: 1000, tsval: SimTime::ZERO, cwr: false, psh: false }, Ecn::NotEct)
     }
 
     const MS: u64 = 1_000_000;

@@ -286,7 +286,7 @@ mod tests {
     use tcplab_core::{DataHeader, Ecn};
 
     fn pkt(payload: u32) -> Packet {
-        Packet::data(0, 0, 1, DataHeader { seq: 0, payload, tsval: SimTime::ZERO, cwr: false }, Ecn::NotEct)
+        Packet::data(0, 0, 1, DataHeader { seq: 0, payload, tsval: SimTime::ZERO, cwr: false, psh: false }, Ecn::NotEct)
     }
 
     #[test]
@@ -296,8 +296,9 @@ mod tests {
         // 3000 + 2·20 B of extra IP headers + 3·2 B of framing.
         let mut link =
             WiredLink::new(Rate::from_mbps(10), SimDuration::ZERO, 1500, LossModel::Bernoulli(0.0), SimRng::stream(1, "t")).with_framing(2);
-        let pkt =
-            |size: u32| Packet::data(0, 0, 1, DataHeader { seq: 0, payload: size - 52, tsval: SimTime::ZERO, cwr: false }, Ecn::NotEct);
+        let pkt = |size: u32| {
+            Packet::data(0, 0, 1, DataHeader { seq: 0, payload: size - 52, tsval: SimTime::ZERO, cwr: false, psh: false }, Ecn::NotEct)
+        };
         assert_eq!(link.transmit(&pkt(1500), SimTime::ZERO).done_at, SimTime(1502 * 800));
         assert_eq!(link.transmit(&pkt(3000), SimTime::ZERO).done_at, SimTime((3000 + 40 + 6) * 800));
     }

@@ -181,7 +181,7 @@ mod tests {
 
     /// A packet of `size` IP bytes.
     fn pkt(size: u32) -> Packet {
-        Packet::data(0, 0, 1, DataHeader { seq: 0, payload: size - 52, tsval: SimTime::ZERO, cwr: false }, Ecn::NotEct)
+        Packet::data(0, 0, 1, DataHeader { seq: 0, payload: size - 52, tsval: SimTime::ZERO, cwr: false, psh: false }, Ecn::NotEct)
     }
 
     fn link(trace: &str) -> TraceLink {

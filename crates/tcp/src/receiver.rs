@@ -5,7 +5,13 @@
 //! ACK policy: immediately while in quickack mode, and, with classic ECN, for two segments after a
 //! CE mark appears, as Linux), for out-of-order, duplicate and hole-filling segments and for
 //! segments carrying CWR; otherwise once `every` segments are unacknowledged, or when the
-//! delayed-ACK timer (armed by the first unacknowledged segment) expires.
+//! delayed-ACK timer (armed by the first unacknowledged segment) expires. Linux stack: a pending
+//! ACK also goes out once the application has read a segment with PSH (the end of a write) and
+//! nothing is held out of order (`tcp_measure_rcv_mss` sets `ICSK_ACK_PUSHED` on a PSH segment
+//! since Linux 6.6, on a segment shorter than `rcv_mss` before; `tcp_cleanup_rbuf` ACKs when
+//! the read empties the receive memory of a socket not in ping-pong mode), so a transfer's last
+//! odd segment is not held for the delayed-ACK timer. Left out: `rcv_mss` learning a smaller
+//! size from two equal short segments in a row (the second then is not "pushed" before 6.6).
 //! Delayed-ACK timer, adaptive (Linux): `tcp_event_data_recv` moves the ATO on each in-order
 //! segment from the gap since the previous one (gap ≤ ATO_MIN/2: ato/2 + ATO_MIN/2; gap < ato:
 //! ato/2 + gap, at most the RTO) and re-enters quickack mode after a gap longer than the RTO;
@@ -135,6 +141,8 @@ pub struct TcpReceiver {
     rtt: Option<RttEstimator>,
     /// Largest payload seen (Linux `rcv_mss`).
     rcv_mss: u32,
+    /// Linux stack: an in-order segment with PSH arrived since the last ACK (`ICSK_ACK_PUSHED`).
+    pushed: bool,
 }
 
 impl TcpReceiver {
@@ -164,6 +172,7 @@ impl TcpReceiver {
             last_arrival: SimTime::ZERO,
             rtt: cfg.delayed_ack.adaptive.then(|| RttEstimator::new(cfg)),
             rcv_mss: 0,
+            pushed: false,
         }
     }
 
@@ -218,6 +227,7 @@ impl TcpReceiver {
                 self.data_recv(now);
             }
             immediate |= !self.ooo.is_empty(); // fills (part of) a hole
+            self.pushed |= hdr.psh && self.stack == Stack::Linux;
             self.rcv_nxt += 1;
             self.delivered_bytes += u64::from(hdr.payload);
             self.unacked += 1;
@@ -242,7 +252,11 @@ impl TcpReceiver {
             }
             immediate = true;
         }
-        if immediate || self.unacked >= self.policy.every {
+        // Linux tcp_cleanup_rbuf: once the application has read everything (in-order data is
+        // read at once; nothing may be held out of order), a pending ACK goes out if a pushed
+        // segment was among the data (the receiver sends no data: never ping-pong).
+        let read_pushed = self.pushed && self.ooo.is_empty() && self.unacked > 0;
+        if immediate || read_pushed || self.unacked >= self.policy.every {
             acks.push(self.build_ack(false));
         } else if !self.policy.adaptive {
             self.delack_deadline.get_or_insert(now + self.policy.timeout);
@@ -345,6 +359,7 @@ impl TcpReceiver {
     /// delayed-ACK state.
     fn build_ack(&mut self, delayed: bool) -> AckHeader {
         self.unacked = 0;
+        self.pushed = false;
         self.delack_deadline = None;
         self.last_ack_sent = self.rcv_nxt;
         let mut ack = self.ack_header(self.rcv_nxt, self.demand_cwr, delayed);
@@ -455,7 +470,7 @@ mod tests {
     }
 
     fn seg(seq: u32, at: SimTime) -> DataHeader {
-        DataHeader { seq, payload: 1000, tsval: at, cwr: false }
+        DataHeader { seq, payload: 1000, tsval: at, cwr: false, psh: false }
     }
 
     fn blocks(a: &AckHeader) -> Vec<(u32, u32)> {
@@ -675,6 +690,29 @@ mod tests {
         assert!(lands(&mut r, 8, us(1_662_500)));
         assert!(!lands(&mut r, 9, us(1_662_600)));
         assert_eq!(r.next_timer(), Some(us(1_832_600)));
+    }
+
+    #[test]
+    fn the_end_of_a_write_is_acked_once_read_not_at_the_timer() {
+        // Segments 0 and 1 are ACKed together; 2 ends the write (PSH): ACKed at once, where
+        // without PSH it waits for the 40 ms timer. Held out of order, PSH data waits for the
+        // hole as any out-of-order data does (ACKed at once as out of order, not as pushed).
+        let pushed = |s: u32| DataHeader { psh: true, ..seg(s, SimTime::ZERO) };
+        for linux in [true, false] {
+            let stack = if linux { Stack::Linux } else { Stack::Ns3 };
+            let cfg =
+                TcpConfig { stack, delayed_ack: DelayedAck { quickack_segments: 0, ..DelayedAck::default() }, ..TcpConfig::default() };
+            let mut r = TcpReceiver::new(&cfg);
+            assert!(!lands(&mut r, 0, ms(10)) && lands(&mut r, 1, ms(11)));
+            let acks = r.on_data(ms(12), &pushed(2), Ecn::NotEct);
+            assert_eq!(acks.into_iter().map(|a| a.ack).collect::<Vec<_>>(), if linux { vec![3] } else { vec![] }, "linux {linux}");
+            assert_eq!(r.next_timer(), if linux { None } else { Some(ms(52)) });
+        }
+        let mut r = receiver(0, true);
+        assert!(!lands(&mut r, 0, ms(10)));
+        assert_eq!(r.next_timer(), Some(ms(50)), "no PSH: the timer");
+        assert_eq!(r.on_data(ms(11), &pushed(2), Ecn::NotEct).last().map(|a| (a.ack, a.sack_len)), Some((1, 1)));
+        assert_eq!(r.on_data(ms(12), &pushed(1), Ecn::NotEct).last().map(|a| a.ack), Some(3));
     }
 
     #[test]

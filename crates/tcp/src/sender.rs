@@ -1464,7 +1464,10 @@ impl TcpSender {
         self.cx.last_send_time = now;
         self.segments_sent += 1;
         self.bytes_sent += u64::from(payload);
-        Transmit { header: DataHeader { seq, payload, tsval: now, cwr }, ecn, is_retransmit }
+        // PSH on the segment that carries the last byte written so far (a retransmitted
+        // segment keeps it, as Linux retransmits the skb with its flags).
+        let psh = self.app_bytes == self.new_bytes_sent && seq + 1 == self.sb.snd_nxt();
+        Transmit { header: DataHeader { seq, payload, tsval: now, cwr, psh }, ecn, is_retransmit }
     }
 
     /// Linux `tcp_cwnd_validate`: remember whether this flight was cwnd-limited and its

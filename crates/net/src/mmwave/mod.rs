@@ -54,7 +54,7 @@ pub(crate) mod test_support {
     }
     /// An IP packet of `ip_bytes` whose TCP sequence number identifies it.
     pub fn pkt(seq: u32, ip_bytes: u32) -> Packet {
-        let hdr = DataHeader { seq, payload: ip_bytes - 52, tsval: SimTime::ZERO, cwr: false };
+        let hdr = DataHeader { seq, payload: ip_bytes - 52, tsval: SimTime::ZERO, cwr: false, psh: false };
         Packet::data(0, 0, 1, hdr, Ecn::NotEct)
     }
     pub fn seq(p: &Packet) -> u32 {

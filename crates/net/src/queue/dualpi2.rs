@@ -513,7 +513,7 @@ mod tests {
 
     /// A 1500-byte data packet with `ecn`.
     fn pkt(seq: u32, ecn: Ecn) -> Packet {
-        Packet::data(0, 0, 1, DataHeader { seq, payload: 1448, tsval: SimTime::ZERO, cwr: false }, ecn)
+        Packet::data(0, 0, 1, DataHeader { seq, payload: 1448, tsval: SimTime::ZERO, cwr: false, psh: false }, ecn)
     }
 
     fn queue_with(cfg: &DualPi2Config, limit: QueueLimit) -> DualPi2Queue {

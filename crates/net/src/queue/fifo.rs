@@ -123,7 +123,7 @@ pub(super) mod tests {
     use tcplab_core::{DataHeader, Ecn, SimDuration};
 
     pub fn pkt(seq: u32, payload: u32) -> Packet {
-        Packet::data(0, 0, 1, DataHeader { seq, payload, tsval: SimTime::ZERO, cwr: false }, Ecn::NotEct)
+        Packet::data(0, 0, 1, DataHeader { seq, payload, tsval: SimTime::ZERO, cwr: false, psh: false }, Ecn::NotEct)
     }
     pub fn with_ecn(seq: u32, ecn: Ecn) -> Packet {
         Packet { ecn, ..pkt(seq, 100) }

@@ -623,7 +623,7 @@ mod tests {
 
     /// A 1500-B IP packet (1472 B of UDP payload, docs/validation.md W4–W11).
     fn packet(seq: u32) -> Packet {
-        Packet::data(0, 1, 0, DataHeader { seq, payload: 1500 - HEADER_BYTES, tsval: SimTime::ZERO, cwr: false }, Ecn::NotEct)
+        Packet::data(0, 1, 0, DataHeader { seq, payload: 1500 - HEADER_BYTES, tsval: SimTime::ZERO, cwr: false, psh: false }, Ecn::NotEct)
     }
     const UDP_PAYLOAD_BITS: f64 = 1472.0 * 8.0;
 

@@ -547,7 +547,7 @@ impl Ns3Sender {
         }
         if std::mem::take(&mut self.syn_due) {
             self.rto_deadline = Some(now + CONN_TIMEOUT);
-            let header = DataHeader { seq: 0, payload: 0, tsval: ts_value(now), cwr: false };
+            let header = DataHeader { seq: 0, payload: 0, tsval: ts_value(now), cwr: false, psh: false };
             return Some(Transmit { header, ecn: Ecn::NotEct, is_retransmit: false });
         }
         if !self.established {
@@ -606,7 +606,11 @@ impl Ns3Sender {
         self.tcb.high_tx_mark = self.tcb.high_tx_mark.max(self.tcb.next_tx_sequence);
         self.segments_sent += 1;
         self.bytes_sent += u64::from(payload);
-        Transmit { header: DataHeader { seq, payload, tsval: ts_value(now), cwr: false }, ecn: Ecn::NotEct, is_retransmit: retransmit }
+        Transmit {
+            header: DataHeader { seq, payload, tsval: ts_value(now), cwr: false, psh: false },
+            ecn: Ecn::NotEct,
+            is_retransmit: retransmit,
+        }
     }
 
     /// The retransmission timer's deadline, if armed.

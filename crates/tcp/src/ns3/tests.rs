@@ -125,8 +125,8 @@ fn a_timeout_goes_to_loss_with_one_segment_and_doubles_the_rto() {
 #[test]
 fn the_receiver_advertises_its_whole_buffer_and_acks_the_first_segment_at_once() {
     let mut r = TcpReceiver::new(&config());
-    let seg = |seq: u32, us: u64| DataHeader { seq, payload: MSS, tsval: at_us(us), cwr: false };
-    let syn = DataHeader { seq: 0, payload: 0, tsval: SimTime::ZERO, cwr: false };
+    let seg = |seq: u32, us: u64| DataHeader { seq, payload: MSS, tsval: at_us(us), cwr: false, psh: false };
+    let syn = DataHeader { seq: 0, payload: 0, tsval: SimTime::ZERO, cwr: false, psh: false };
     assert_eq!(r.on_data(at_us(20_000), &syn, Ecn::NotEct).len(), 1);
     // ns-3 sets m_delAckCount to its maximum on establishing: segment 0 is ACKed at once
     assert_eq!(r.on_data(at_us(60_000), &seg(0, 40_000), Ecn::NotEct).len(), 1);
