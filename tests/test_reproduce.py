@@ -135,6 +135,22 @@ def test_the_loss_campaign_shows_loss_based_algorithms_losing_goodput(tmp_path: 
     assert mean[("bbr", 0.01)] > 2 * mean[("cubic", 0.01)]
 
 
+def test_the_incast_campaign_shows_dctcp_keeping_the_fct_tail_short(tmp_path: Path) -> None:
+    campaign = Campaign(CAMPAIGNS / "incast.toml", tmp_path / "incast")
+    state = campaign.run(jobs=2)
+    assert (state.failed, state.done) == (0, 4)
+    index = pl.read_parquet(tmp_path / "incast" / "index.parquet")
+    run = {(row["cc"], row["seed"]): row for row in index.iter_rows(named=True)}
+    for seed in (1, 2):
+        dctcp, cubic = run[("dctcp", seed)], run[("cubic", seed)]
+        assert dctcp["fct_unfinished"] == cubic["fct_unfinished"] == 0
+        # CUBIC's tail waits for the 200 ms minimum RTO; DCTCP's ECN keeps the port's queue
+        # under its 200 packets, and its tail within a few milliseconds.
+        assert dctcp["retransmits"] == 0 and cubic["retransmits"] > 0
+        assert cubic["fct_p99_ms"] > 200 and dctcp["fct_p99_ms"] < 20
+        assert dctcp["fct_p50_ms"] < 1 and cubic["fct_p50_ms"] < 1
+
+
 def test_import_tcplab_reaches_reproduce_and_sweep() -> None:
     import tcplab
 

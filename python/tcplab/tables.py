@@ -199,7 +199,10 @@ def format_campaign_counts(name: str, state: Any, directory: Path) -> str:
 def format_campaign_table(table: pl.DataFrame, keys: list[str]) -> str:
     """The main metrics (and the FCT percentiles, when the runs have them) as `mean ± CI` per
     combination of axis values; a mean that every seed gave alike is marked instead (`± 0.000` would look like a bug), with a note below."""
-    shown = [*CAMPAIGN_TABLE_METRICS, *(m for m in CAMPAIGN_FCT_METRICS if table.get_column(f"{m}_mean", default=None) is not None)]
+    shown = [
+        *CAMPAIGN_TABLE_METRICS,
+        *(m for m in CAMPAIGN_FCT_METRICS if table.get_column(f"{m}_mean", default=None) is not None),
+    ]
     header = [*keys, "runs", *shown]
     rows, marked = [], False
     for row in table.iter_rows(named=True):
