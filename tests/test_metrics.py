@@ -22,6 +22,7 @@ SUMMARY = {
     "links": [{"id": "access", "utilization": 0.2, "drops": 0}, {"id": "left->right", "utilization": 0.8, "drops": 9}],
     "fairness_jain": 0.8,
     "wifi": {"ap_drop_ratio": 0.01, "airtime_busy": 0.5, "devices": [{"collisions": 2}, {"collisions": 5}]},
+    "fct": {"flows": 2, "completed": 1, "unfinished": 1, "p50_ms": 12.5, "p95_ms": 12.5, "p99_ms": 12.5, "max_ms": 12.5},
 }
 DUMBBELL = {"topology": {"kind": "dumbbell", "bottleneck": {"rate": "10Mbps"}}}
 
@@ -43,6 +44,9 @@ def test_the_headline_metrics_of_a_run() -> None:
         "wifi_ap_drop_ratio": 0.01,
         "wifi_collisions": 7.0,
         "wifi_airtime_busy": 0.5,
+        "fct_p50_ms": 12.5,
+        "fct_p99_ms": 12.5,
+        "fct_unfinished": 1.0,
         "flow0_goodput_mbps": 6.0,
         "flow0_rtt_mean_ms": 30.0,
         "flow1_goodput_mbps": 2.0,
@@ -50,6 +54,13 @@ def test_the_headline_metrics_of_a_run() -> None:
     }
     declared = set(METRICS) | {f"flow{i}_{m}" for i in (0, 1) for m in FLOW_METRICS}
     assert set(metrics(SUMMARY, DUMBBELL)) == declared
+
+
+def test_runs_of_many_flows_keep_no_per_flow_metrics() -> None:
+    flows = [{"id": i, "goodput_mbps": 1.0, "rtt_mean_ms": 10.0, "retransmits": 0} for i in range(101)]
+    values = metrics({"flows": flows, "links": [], "fairness_jain": 1.0})
+    assert values["goodput_mbps"] == 101.0 and not any(key.startswith("flow") for key in values)
+    assert "flow99_goodput_mbps" in metrics({"flows": flows[:100], "links": [], "fairness_jain": 1.0})
 
 
 def test_flows_without_rtt_samples_and_a_run_without_links() -> None:
