@@ -357,7 +357,7 @@ def _plot_groups(
         axes.plot(
             rows["t_s"].to_numpy(),
             transform(rows[group_column].to_numpy()),
-            label=f"{name}, {over} over {int(rows['flows_active'].max() or 0)} flows",
+            label=f"{name}, {over} over up to {int(rows['flows_active'].max() or 0)} active flows",
             color=algorithm_colour(cc),
             linestyle=LINE_STYLES[number % len(LINE_STYLES)] if stacks > 1 else "-",
             zorder=2,
