@@ -121,7 +121,10 @@ def test_flows_recorded_in_groups_are_drawn_one_line_per_group() -> None:
         flow_groups=groups,
     )
     lines = cwnd_figure(result).axes[0].lines
-    assert [line.get_label() for line in lines] == ["cubic, median over up to 500 active flows", "bbr, median over up to 500 active flows"]
+    assert [line.get_label() for line in lines] == [
+        "cubic, median over up to 500 active flows",
+        "bbr, median over up to 500 active flows",
+    ]
     assert [line.get_color() for line in lines] == [ALGORITHM_COLOURS["cubic"], ALGORITHM_COLOURS["bbr"]]
     assert list(lines[1].get_ydata()) == [30.0] * 4
     figure = throughput_figure(result)

@@ -249,22 +249,29 @@ mod tests {
             .flatten()
     }
 
+    /// 2 to 15 nodes and up to `links_per_node` of them random links each, every link with
+    /// its reverse direction at `duplex` odds (parallel links and islands happen).
+    fn random_graph(seed: u64, stream: &str, links_per_node: u32, duplex: f64) -> (usize, Vec<(NodeId, NodeId)>) {
+        let mut rng = SimRng::stream(seed, stream);
+        let nodes = 2 + rng.below(14) as usize;
+        let mut edges = Vec::new();
+        for _ in 0..rng.below(links_per_node * nodes as u32) {
+            let (a, b) = (rng.below(nodes as u32), rng.below(nodes as u32));
+            if a != b {
+                edges.push((a, b));
+                if rng.chance(duplex) {
+                    edges.push((b, a));
+                }
+            }
+        }
+        (nodes, edges)
+    }
+
     #[test]
     fn shared_tables_give_the_routes_of_one_search_per_destination() {
         // Random graphs with leaves (shared tables), parallel and one-way links, islands.
         for seed in 0..40 {
-            let mut rng = SimRng::stream(seed, "routing-test");
-            let nodes = 2 + rng.below(14) as usize;
-            let mut edges = Vec::new();
-            for _ in 0..rng.below(3 * nodes as u32) {
-                let (a, b) = (rng.below(nodes as u32), rng.below(nodes as u32));
-                if a != b {
-                    edges.push((a, b));
-                    if rng.chance(0.8) {
-                        edges.push((b, a));
-                    }
-                }
-            }
+            let (nodes, edges) = random_graph(seed, "routing-test", 3, 0.8);
             let rt = towards_all(nodes, &edges);
             for dst in 0..nodes as NodeId {
                 for node in 0..nodes as NodeId {
@@ -337,15 +344,7 @@ mod tests {
     #[test]
     fn ecmp_spreads_over_every_equal_cost_link_of_random_graphs() {
         for seed in 0..40 {
-            let mut rng = SimRng::stream(seed, "routing-ecmp-test");
-            let nodes = 2 + rng.below(14) as usize;
-            let mut edges = Vec::new();
-            for _ in 0..rng.below(4 * nodes as u32) {
-                let (a, b) = (rng.below(nodes as u32), rng.below(nodes as u32));
-                if a != b {
-                    edges.extend([(a, b), (b, a)]);
-                }
-            }
+            let (nodes, edges) = random_graph(seed, "routing-ecmp-test", 4, 1.0);
             let mut rt = RoutingTable::with_ecmp(nodes, &edges, seed);
             let lowest = towards_all(nodes, &edges);
             for dst in 0..nodes as NodeId {

@@ -256,12 +256,7 @@ def fct_figure(result: Result) -> Figure:
         for q, linestyle in ((50, "-"), (99, (0, (5, 2)))):
             values = [np.percentile(done[edges == b, 1], q, method="inverted_cdf") for b in bins]
             axes.plot(centres, values, color=colour, linestyle=linestyle, label=f"{algorithm} p{q}")
-    if axes.collections:
-        entries = len(axes.get_legend_handles_labels()[1])
-        figure.legend(loc="outside lower center", ncols=min(4, entries), frameon=False)
-    else:
-        axes.text(0.5, 0.5, "no flow completed", transform=axes.transAxes, ha="center", color="0.4")
-    return figure
+    return _with_legend(figure, axes, bool(axes.collections), "no flow completed")
 
 
 def fct_points(result: Result) -> list[tuple[str, int, float | None]]:
@@ -368,11 +363,16 @@ def _finished(figure: Figure, axes: Axes) -> Figure:
     """Starts both axes at zero and adds the legend below the plot, or says there is no data."""
     axes.set_xlim(left=0)
     axes.set_ylim(bottom=0)
-    if axes.lines:
+    return _with_legend(figure, axes, bool(axes.lines), "no samples")
+
+
+def _with_legend(figure: Figure, axes: Axes, drawn: bool, empty_text: str) -> Figure:
+    """The legend below the plot when something was `drawn`, else `empty_text` in its middle."""
+    if drawn:
         entries = len(axes.get_legend_handles_labels()[1])
         figure.legend(loc="outside lower center", ncols=min(4, entries), frameon=False)
     else:
-        axes.text(0.5, 0.5, "no samples", transform=axes.transAxes, ha="center", color="0.4")
+        axes.text(0.5, 0.5, empty_text, transform=axes.transAxes, ha="center", color="0.4")
     return figure
 
 
