@@ -136,6 +136,8 @@ def test_the_loss_campaign_shows_loss_based_algorithms_losing_goodput(tmp_path: 
 
 
 def test_the_incast_campaign_shows_dctcp_keeping_the_fct_tail_short(tmp_path: Path) -> None:
+    from tcplab.plots.campaign import fct_figure
+
     campaign = Campaign(CAMPAIGNS / "incast.toml", tmp_path / "incast")
     state = campaign.run(jobs=2)
     assert (state.failed, state.done) == (0, 4)
@@ -149,6 +151,13 @@ def test_the_incast_campaign_shows_dctcp_keeping_the_fct_tail_short(tmp_path: Pa
         assert dctcp["retransmits"] == 0 and cubic["retransmits"] > 0
         assert cubic["fct_p99_ms"] > 200 and dctcp["fct_p99_ms"] < 20
         assert dctcp["fct_p50_ms"] < 1 and cubic["fct_p50_ms"] < 1
+    # Sized flows: the campaign draws their FCTs, each combination at its means, lower better.
+    (panel,) = fct_figure("incast", index, campaign.table(), ["cc"]).axes
+    table = campaign.table()
+    means = sorted(value for line in panel.lines for value in line.get_xydata()[0])
+    assert means == pytest.approx(sorted([*table["fct_p99_ms_mean"], *table["fct_p50_ms_mean"]]))
+    assert panel.get_xscale() == panel.get_yscale() == "log" and panel.xaxis_inverted() and panel.yaxis_inverted()
+    assert campaign.save_figure().name == "fct.png"
 
 
 def test_import_tcplab_reaches_reproduce_and_sweep() -> None:

@@ -184,7 +184,9 @@ CompareDirectoryOption = _output_option(
     "Where compare.html and figures/ go, new or empty (default: under runs/, named compare-YYYYmmdd-HHMMSS)."
 )
 FiguresOption = _plots_option("figures/*.png", "; report.html is written either way")
-CampaignFigureOption = _plots_option("delay-throughput.png (goodput against p95 RTT per combination)", "")
+CampaignFigureOption = _plots_option(
+    "delay-throughput.png (goodput against p95 RTT per combination; with sized flows fct.png, median against p99 FCT)", ""
+)
 StudyBackendOption = _choice_option(Backend, "sim: the simulator (default); emu: this machine's kernel, as root; or both.")
 FormatOption = Annotated[
     list[FigureFormat] | None,

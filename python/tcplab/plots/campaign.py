@@ -2,7 +2,9 @@
 throughput–delay scatter of Pantheon (Yan et al., "Pantheon: the training ground for Internet
 congestion-control research", USENIX ATC 2018): the delay axis is logarithmic and runs from
 high to low, so that better is up and to the right. A marker is the mean over the seeds; the
-seeds' own runs are the faint dots around it.
+seeds' own runs are the faint dots around it. A campaign of flows with a set size is drawn the
+same way by its flow completion times instead: the median against the 99th percentile, both
+logarithmic and both running from high to low.
 
 The first axis that sets an algorithm (a key ending in `cc`) gives the colour, the next axis
 the marker, a third one panels side by side, and any others are written beside each marker.
@@ -12,10 +14,12 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import matplotlib
 import polars as pl
+from matplotlib.axis import Axis
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
@@ -31,9 +35,46 @@ PLAIN = FuncFormatter(lambda value, _: f"{value:g}")
 Assign = Callable[[list[Any]], dict[Any, Any]]
 
 
+@dataclass(frozen=True)
+class Scale:
+    """One axis of the scatter: the metric (a column of the index; `<metric>_mean` in the
+    table), its label, whether it is logarithmic and whether lower is better (drawn from high
+    to low, so that better is up and to the right)."""
+
+    metric: str
+    label: str
+    log: bool
+    lower_is_better: bool
+
+
+DELAY_THROUGHPUT = (
+    Scale("rtt_p95_ms", "95th-percentile RTT (ms, log; better →)", log=True, lower_is_better=True),
+    Scale("goodput_mbps", "goodput (Mbps, all flows; better ↑)", log=False, lower_is_better=False),
+    "goodput against 95th-percentile RTT",
+)
+FCT = (
+    Scale("fct_p99_ms", "99th-percentile FCT (ms, log; better →)", log=True, lower_is_better=True),
+    Scale("fct_p50_ms", "median FCT (ms, log; better ↑)", log=True, lower_is_better=True),
+    "median against 99th-percentile FCT",
+)
+
+
 def delay_throughput_figure(name: str, index: pl.DataFrame, table: pl.DataFrame, axes: Sequence[str]) -> Figure:
     """Goodput against p95 RTT per combination of `axes` (`table`: `Campaign.table()`), each
     seed's run of `index` (`Campaign.index()`) a faint dot."""
+    return scatter_figure(name, index, table, axes, *DELAY_THROUGHPUT)
+
+
+def fct_figure(name: str, index: pl.DataFrame, table: pl.DataFrame, axes: Sequence[str]) -> Figure:
+    """Median against 99th-percentile FCT per combination of `axes`, as `delay_throughput_figure`."""
+    return scatter_figure(name, index, table, axes, *FCT)
+
+
+def scatter_figure(
+    name: str, index: pl.DataFrame, table: pl.DataFrame, axes: Sequence[str], x: Scale, y: Scale, what: str
+) -> Figure:
+    """`y` against `x` per combination of `axes`: the mean over the seeds as a marker, each
+    seed's run a faint dot; styled by axis as the module says."""
     colour_axis = next((a for a in axes if _is_algorithm(a)), axes[0] if axes else None)
     rest = [a for a in axes if a != colour_axis]
     marker_axis, panel_axis = [*rest, None, None][:2]
@@ -45,32 +86,45 @@ def delay_throughput_figure(name: str, index: pl.DataFrame, table: pl.DataFrame,
     with matplotlib.rc_context(PRINT_STYLE):
         figure = Figure(figsize=(PANEL_WIDTH_IN * len(panels) + 2.2, 4.6), layout="constrained")
         plots = figure.subplots(1, len(panels), sharex=True, sharey=True, squeeze=False)[0]
-        figure.suptitle(f"{name}: goodput against 95th-percentile RTT (mean of the seeds; dots: each seed)")
+        figure.suptitle(f"{name}: {what}\n(markers: the mean of the seeds; dots: each seed)")
         for plot, panel in zip(plots, panels, strict=True):
             rows = table if panel_axis is None else table.filter(pl.col(panel_axis) == panel)
             for row in rows.iter_rows(named=True):
                 style = {"color": colours.get(row.get(colour_axis), "0.3"), "marker": markers.get(row.get(marker_axis), "o")}
                 seeds = runs.filter(pl.all_horizontal([pl.col(a) == row[a] for a in axes])) if axes else runs
-                plot.scatter(seeds["rtt_p95_ms"], seeds["goodput_mbps"], s=12, alpha=0.35, linewidths=0, **style)
-                plot.plot(row["rtt_p95_ms_mean"], row["goodput_mbps_mean"], markersize=8, linestyle="none", **style)
+                plot.scatter(seeds[x.metric], seeds[y.metric], s=12, alpha=0.35, linewidths=0, **style)
+                at = (row[f"{x.metric}_mean"], row[f"{y.metric}_mean"])
+                plot.plot(*at, markersize=8, linestyle="none", **style)
                 if annotated:
                     label = ", ".join(str(row[a]) for a in annotated)
-                    at = (row["rtt_p95_ms_mean"], row["goodput_mbps_mean"])
                     plot.annotate(label, at, fontsize=7, xytext=(4, 4), textcoords="offset points")
-            plot.set_xscale("log")
-            plot.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
-            plot.xaxis.set_major_formatter(PLAIN)
-            plot.xaxis.set_minor_formatter(NullFormatter())
-            plot.set_xlabel("95th-percentile RTT (ms, log; better →)")
+            if x.log:
+                plot.set_xscale("log")
+                _plain_log_ticks(plot.xaxis)
+            if y.log:
+                plot.set_yscale("log")
+                _plain_log_ticks(plot.yaxis)
+            plot.set_xlabel(x.label)
             if panel_axis is not None:
                 plot.set_title(f"{_short(panel_axis)} = {panel}")
-        plots[0].invert_xaxis()  # shared: once for every panel
-        plots[0].set_ylabel("goodput (Mbps, all flows; better ↑)")
+        # shared: once for every panel
+        if x.lower_is_better:
+            plots[0].invert_xaxis()
+        if y.lower_is_better:
+            plots[0].invert_yaxis()
+        plots[0].set_ylabel(y.label)
         handles = [_entry(f"{_short(colour_axis)} = {v}", colour=c, marker="o") for v, c in colours.items()]
         handles += [_entry(f"{_short(marker_axis)} = {v}", colour="0.3", marker=m) for v, m in markers.items()]
         if handles:
             figure.legend(handles=handles, loc="outside right upper", frameon=False)
         return figure
+
+
+def _plain_log_ticks(axis: Axis) -> None:
+    """Ticks at 1, 2 and 5 of each decade, labelled as plain numbers."""
+    axis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+    axis.set_major_formatter(PLAIN)
+    axis.set_minor_formatter(NullFormatter())
 
 
 def _is_algorithm(axis: str) -> bool:

@@ -140,12 +140,16 @@ class Campaign:
 
     def save_figure(self) -> Path:
         """Draws each combination's goodput against its p95 RTT (`plots.campaign`) into
-        `delay-throughput.png` in the campaign directory, and returns its path."""
-        from ..plots.campaign import delay_throughput_figure
+        `delay-throughput.png` in the campaign directory — or, when its runs have flows of a set
+        size, their median against their 99th-percentile FCT into `fct.png` — and returns its path."""
+        from ..plots.campaign import delay_throughput_figure, fct_figure
 
-        path = self.directory / "delay-throughput.png"
+        table = self.table()
+        sized = "fct_p50_ms_mean" in table.columns and table["fct_p50_ms_mean"].drop_nulls().len() > 0
+        path = self.directory / ("fct.png" if sized else "delay-throughput.png")
         partial = path.with_name(path.name + ".partial")  # a killed sweep leaves no half-drawn figure
-        figure = delay_throughput_figure(self.spec.name, self.index(), self.table(), list(self.spec.axes))
+        draw = fct_figure if sized else delay_throughput_figure
+        figure = draw(self.spec.name, self.index(), table, list(self.spec.axes))
         figure.savefig(partial, format="png")
         partial.replace(path)
         return path
