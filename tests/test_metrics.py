@@ -56,6 +56,17 @@ def test_the_headline_metrics_of_a_run() -> None:
     assert set(metrics(SUMMARY, DUMBBELL)) == declared
 
 
+def test_a_completed_transfer_adds_its_bytes_over_the_run_to_the_total_goodput() -> None:
+    # A 1 MB transfer done in 0.1 s (80 Mbit/s over its own time) in a 10 s run adds 0.8 to the
+    # 5 Mbit/s of a flow that ran throughout; its own metric keeps its own rate.
+    flows = [
+        {"id": 0, "goodput_mbps": 5.0, "rtt_mean_ms": 10.0, "retransmits": 0, "completion_s": None},
+        {"id": 1, "goodput_mbps": 80.0, "rtt_mean_ms": 10.0, "retransmits": 0, "completion_s": 0.1},
+    ]
+    values = metrics({"flows": flows, "links": [], "fairness_jain": 1.0, "run": {"sim_seconds": 10.0}})
+    assert values["goodput_mbps"] == pytest.approx(5.8) and values["flow1_goodput_mbps"] == 80.0
+
+
 def test_runs_of_many_flows_keep_no_per_flow_metrics() -> None:
     flows = [{"id": i, "goodput_mbps": 1.0, "rtt_mean_ms": 10.0, "retransmits": 0} for i in range(101)]
     values = metrics({"flows": flows, "links": [], "fairness_jain": 1.0})
