@@ -21,6 +21,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+import tcplab
 from tcplab import ScenarioError
 from tcplab.metrics import metrics
 from tcplab.sweep import Campaign, engines
@@ -306,6 +307,36 @@ def test_the_delay_throughput_figure_places_each_combination_by_its_means(tmp_pa
     assert panel.get_xscale() == "log" and panel.xaxis_inverted()
     two = delay_throughput_figure("small", index, table, ["flows.0.cc", "topology.bottleneck.loss", "topology.bottleneck.buffer"])
     assert [a.get_title() for a in two.axes] == ["buffer = 50pkt", "buffer = 330pkt"]
+
+
+def test_each_seed_draws_its_own_flow_group_workload(tmp_path: Path) -> None:
+    """Sizes and start times a flow group draws come from the seed: each seed's run is the
+    base resolved with that seed, as `tcplab run --seed` would resolve it."""
+    text = """
+seeds = 2
+[base]
+duration = "1s"
+[base.topology]
+kind = "dumbbell"
+bottleneck = { rate = "10Mbps", delay = "5ms", buffer = "50pkt" }
+[[base.flows]]
+cc = "cubic"
+count = 3
+start = { uniform = ["0s", "0.5s"] }
+bytes = { uniform = ["10KB", "100KB"] }
+[axes]
+"topology.bottleneck.rate" = ["10Mbps", "20Mbps"]
+"""
+    campaign = Campaign(campaign_file(tmp_path, text), tmp_path / "out")
+    sizes = {
+        (run.params["topology.bottleneck.rate"], run.seed): [f["bytes"] for f in run.scenario["flows"]] for run in campaign.runs
+    }
+    assert sizes[("10Mbps", 1)] != sizes[("10Mbps", 2)] and sizes[("10Mbps", 1)] == sizes[("20Mbps", 1)]
+    for run in campaign.runs:
+        alone = tcplab.resolve(
+            campaign.spec.base, {"topology.bottleneck.rate": run.params["topology.bottleneck.rate"]}, seed=run.seed
+        )
+        assert run.scenario == alone
 
 
 def test_an_inline_base_and_zipped_axes(tmp_path: Path) -> None:

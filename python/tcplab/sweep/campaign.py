@@ -237,24 +237,40 @@ def expand(campaign: CampaignSpec) -> list[Run]:
     """Every run of the campaign, validated, in axis order then seed order.
 
     A combination is resolved once: the seed is a plain value of the resolved scenario, so
-    each seed's scenario is that one with its seed (and shares its tables)."""
+    each seed's scenario is that one with its seed (and shares its tables) — unless a flow
+    group draws its start times or sizes (`[[flows]]` patterns, drawn from the seed when the
+    scenario is resolved): then each seed's scenario is resolved with its own seed."""
     runs = []
     for params, overrides in _combinations(campaign):
-        try:
-            scenario = validate(apply_overrides(campaign.base, {**overrides, "seed": campaign.seeds[0]}))
-        except ScenarioError as error:
-            path = str(error).split(": ", 1)[0]
-            named = [k for k in params for o in _axis_keys(campaign, k) if path == o or path.startswith(f"{o}.")]
-            culprit = max(named, key=len, default=None)
-            where = (
-                f"axes.{culprit} = {params[culprit]!r}" if culprit is not None else f"campaign run {params}" if params else "base"
-            )
-            raise ScenarioError(f"{where}: {error}") from None
+        scenario = _validated(campaign, params, overrides, campaign.seeds[0])
+        draws = _draws_from_the_seed(apply_overrides(campaign.base, overrides))
         labels = {
             name: _LABEL_FIELD.sub(lambda m, params=params: str(params[m.group(1)]), template)
             for name, template in campaign.labels.items()
         }
         for seed in campaign.seeds:
-            seeded = {**scenario, "seed": seed}
+            seeded = (
+                _validated(campaign, params, overrides, seed)
+                if draws and seed != campaign.seeds[0]
+                else {**scenario, "seed": seed}
+            )
             runs.append(Run(params=params, seed=seed, labels=labels, scenario=seeded, run_id=run_id(seeded)))
     return runs
+
+
+def _validated(campaign: CampaignSpec, params: dict[str, Any], overrides: dict[str, Any], seed: int) -> dict[str, Any]:
+    """The resolved scenario of one combination and seed; an error names the axis at fault."""
+    try:
+        return validate(apply_overrides(campaign.base, {**overrides, "seed": seed}))
+    except ScenarioError as error:
+        path = str(error).split(": ", 1)[0]
+        named = [k for k in params for o in _axis_keys(campaign, k) if path == o or path.startswith(f"{o}.")]
+        culprit = max(named, key=len, default=None)
+        where = f"axes.{culprit} = {params[culprit]!r}" if culprit is not None else f"campaign run {params}" if params else "base"
+        raise ScenarioError(f"{where}: {error}") from None
+
+
+def _draws_from_the_seed(document: dict[str, Any]) -> bool:
+    """Whether resolving `document` draws from its seed: a flow group's start times or sizes
+    given as a pattern or a distribution (a table) rather than a value."""
+    return any(isinstance(flow.get(key), dict) for flow in document.get("flows", []) for key in ("start", "bytes"))
