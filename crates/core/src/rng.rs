@@ -61,6 +61,11 @@ impl SimRng {
     pub fn chance(&mut self, p: f64) -> bool {
         p > 0.0 && self.next_f64() < p
     }
+
+    /// A draw of the exponential distribution with `mean` (inversion of 1 − U, never ln 0).
+    pub fn exponential(&mut self, mean: f64) -> f64 {
+        -mean * (1.0 - self.next_f64()).ln()
+    }
 }
 
 #[cfg(test)]

@@ -57,7 +57,7 @@ impl JitterDistribution {
                 let (u1, u2) = (1.0 - rng.next_f64(), rng.next_f64());
                 (a * (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()).abs()
             }
-            JitterDistribution::Exponential => -a * (1.0 - rng.next_f64()).ln(),
+            JitterDistribution::Exponential => rng.exponential(a),
         };
         ns.round() as u64
     }

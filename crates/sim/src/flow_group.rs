@@ -346,17 +346,12 @@ impl StartSampler {
                 from.0.as_nanos() + (self.rng.next_f64() * span) as u64
             }
             Pattern::Drawn(StartDistribution::Poisson(mean)) => {
-                self.last_ns += exponential(&mut self.rng, mean.0.as_nanos() as f64);
+                self.last_ns += self.rng.exponential(mean.0.as_nanos() as f64);
                 (self.last_ns.round() as u64).min(MAX_QUANTITY)
             }
         };
         DurationValue(SimDuration::from_nanos(ns))
     }
-}
-
-/// A draw of the exponential distribution with `mean` (inversion of 1 − U, never ln 0).
-fn exponential(rng: &mut SimRng, mean: f64) -> f64 {
-    -mean * (1.0 - rng.next_f64()).ln()
 }
 
 /// (key inside the start table, what is wrong) of a start pattern that cannot be drawn.
@@ -424,7 +419,7 @@ impl SizeDistribution {
     pub fn sample(&self, rng: &mut SimRng) -> u64 {
         let bytes = match self {
             SizeDistribution::Uniform([min, max]) => min.0 as f64 + rng.next_f64() * (max.0 - min.0) as f64,
-            SizeDistribution::Exponential(mean) => exponential(rng, mean.0 as f64),
+            SizeDistribution::Exponential(mean) => rng.exponential(mean.0 as f64),
             SizeDistribution::Pareto(p) => {
                 let scale = p.mean.0 as f64 * (p.shape - 1.0) / p.shape;
                 scale * (1.0 - rng.next_f64()).powf(-1.0 / p.shape)
