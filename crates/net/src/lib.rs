@@ -15,7 +15,7 @@ pub mod trace;
 pub mod wifi;
 
 pub use delivery::{DeliveryEffects, Jitter, JitterDistribution};
-pub use link::{Direction, FrameFormat, LinkModel, Transmission, WiredLink};
+pub use link::{Direction, FrameFormat, LinkModel, Model, Transmission, WiredLink};
 pub use loss::{GilbertElliott, LossModel};
 pub use queue::{CeThreshold, DeviceQueue, DropReason, DropSink, Queue, QueueConfig, QueueContext, QueueLimit};
 pub use routing::RoutingTable;

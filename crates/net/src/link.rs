@@ -11,7 +11,7 @@ use crate::queue::{DropSink, Queue};
 use crate::sojourn::SojournStats;
 use crate::token_bucket::TokenBucket;
 use std::collections::VecDeque;
-use tcplab_core::{LinkId, NodeId, Packet, Rate, SimDuration, SimRng, SimTime};
+use tcplab_core::{FlowId, LinkId, NodeId, Packet, PacketKind, Rate, SimDuration, SimRng, SimTime};
 
 /// IPv4 header bytes repeated in every extra fragment of a packet larger than the MTU.
 const IP_HEADER_BYTES: u64 = 20;
@@ -99,6 +99,7 @@ impl WiredLink {
 }
 
 impl LinkModel for WiredLink {
+    #[inline]
     fn transmit(&mut self, pkt: &Packet, now: SimTime) -> Transmission {
         let (fragments, wire_bytes) = self.format.frames(pkt.size);
         let start = match self.shaper.as_mut() {
@@ -115,6 +116,44 @@ impl LinkModel for WiredLink {
     }
 }
 
+/// The link model of a direction: the constant-rate wire held inline (the common case: one
+/// pointer less to follow per packet, which counts when thousands of access links do not fit
+/// in cache), any other `LinkModel` boxed.
+#[derive(Debug)]
+pub enum Model {
+    Wired(WiredLink),
+    Other(Box<dyn LinkModel>),
+}
+
+impl Model {
+    #[inline]
+    fn transmit(&mut self, pkt: &Packet, now: SimTime) -> Transmission {
+        match self {
+            Model::Wired(wire) => wire.transmit(pkt, now),
+            Model::Other(model) => model.transmit(pkt, now),
+        }
+    }
+
+    pub fn rate(&self) -> Rate {
+        match self {
+            Model::Wired(wire) => wire.rate,
+            Model::Other(model) => model.rate(),
+        }
+    }
+}
+
+impl From<WiredLink> for Model {
+    fn from(wire: WiredLink) -> Self {
+        Model::Wired(wire)
+    }
+}
+
+impl From<Box<dyn LinkModel>> for Model {
+    fn from(model: Box<dyn LinkModel>) -> Self {
+        Model::Other(model)
+    }
+}
+
 /// Counters of one link direction.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DirectionStats {
@@ -124,17 +163,25 @@ pub struct DirectionStats {
     pub queue: DropSink,
     /// How long the packets that left the queue waited in it.
     pub sojourn: SojournStats,
-    /// Packets lost by the link model.
+    /// Packets lost by the link model (counted when their transmission starts).
     pub link_losses: u64,
-    /// Packets that finished transmission (lost or not).
+    /// Packets whose transmission started (lost or not).
     pub transmitted: u64,
-    /// Bytes that finished transmission.
+    /// Bytes whose transmission started.
     pub transmitted_bytes: u64,
     /// Time the transmitter was busy, ns.
     pub busy_ns: u64,
 }
 
 /// One direction of a link with its queue, model and propagation pipe.
+///
+/// A packet enters the pipe when its transmission starts, with its arrival time already
+/// known (`Transmission`), and the transmitter stays busy until `busy_until`. A `TxDone` is
+/// asked for only when something must happen then: the queue holds packets to start (it
+/// got one while the transmitter was busy), or the direction reports every transmission's
+/// end (`reports_tx_done`: a sender's egress under TCP Small Queues, whose bytes are
+/// released then). An idle direction — most access links and the ACK path — thus costs one
+/// event per packet (its arrival) instead of two; the packets' timings are the same.
 #[derive(Debug)]
 pub struct Direction {
     pub id: LinkId,
@@ -144,12 +191,22 @@ pub struct Direction {
     pub queue: Box<dyn Queue>,
     /// Drops arrivals that exceed its token bucket, before the queue.
     pub policer: Option<TokenBucket>,
-    pub model: Box<dyn LinkModel>,
+    pub model: Model,
     /// Jitter and aggregation of arrivals, if any.
     effects: Option<DeliveryEffects>,
-    /// Packet being serialized and when the transmitter frees up.
-    in_service: Option<(Packet, Transmission)>,
-    /// Packets propagating towards `to`.
+    /// When the transmitter is free again.
+    busy_until: SimTime,
+    /// Whether a `TxDone` at `busy_until` is pending (asked for and not yet run).
+    tx_done_pending: bool,
+    /// Whether every transmission's end gets a `TxDone` telling the data packet's flow and
+    /// payload (`finishing`).
+    reports_tx_done: bool,
+    /// Whether the queue is empty (as of the last call into it), and the largest packet it
+    /// passes through then (`Queue::passes_through_when_empty`).
+    queue_empty: bool,
+    pass_through_bytes: u32,
+    finishing: Option<(FlowId, u32)>,
+    /// Packets propagating towards `to`, including the one being serialized.
     pipe: Pipe,
     /// The wake-up last asked of the caller (`Next::Wake`); one at another time is stale.
     wake_at: Option<SimTime>,
@@ -160,25 +217,41 @@ pub struct Direction {
 /// transmission or waking it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Next {
-    /// The transmitter started on a packet: call `tx_done` at this time.
+    /// The transmitter is busy until then and has more to do: call `tx_done` at this time.
     TxDone(SimTime),
     /// The transmitter is idle and the queue holds packets none of which may leave yet (a
     /// pacing discipline): call `wake` at this time.
     Wake(SimTime),
 }
 
+/// The events a direction asks for: the arrival of the pipe's earliest packet (only when it
+/// changed: one pending arrival per direction suffices and the scheduler stays small), and
+/// what comes next for the transmitter. When both are set and fall at the same time, the
+/// `next` event goes first.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Asks {
+    pub arrival: Option<SimTime>,
+    pub next: Option<Next>,
+}
+
 impl Direction {
-    pub fn new(id: LinkId, name: String, from: NodeId, to: NodeId, queue: Box<dyn Queue>, model: Box<dyn LinkModel>) -> Self {
+    pub fn new(id: LinkId, name: String, from: NodeId, to: NodeId, queue: Box<dyn Queue>, model: impl Into<Model>) -> Self {
+        debug_assert!(queue.is_empty());
         Direction {
+            queue_empty: true,
+            pass_through_bytes: queue.passes_through_when_empty(),
             id,
             name,
             from,
             to,
             queue,
             policer: None,
-            model,
+            model: model.into(),
             effects: None,
-            in_service: None,
+            busy_until: SimTime::ZERO,
+            tx_done_pending: false,
+            reports_tx_done: false,
+            finishing: None,
             pipe: Pipe::InOrder(VecDeque::new()),
             wake_at: None,
             stats: DirectionStats::default(),
@@ -194,58 +267,82 @@ impl Direction {
         self
     }
 
-    /// Offers a packet to the queue; starts the transmitter if it was idle.
-    pub fn offer(&mut self, pkt: Packet, now: SimTime) -> Option<Next> {
+    /// Asks for a `TxDone` at the end of every transmission, which returns the data packet's
+    /// flow and payload (TCP Small Queues releases them then).
+    pub fn report_tx_done(&mut self) {
+        self.reports_tx_done = true;
+    }
+
+    /// Offers a packet to the queue; starts the transmitter if it was idle. A packet the
+    /// empty queue would pass through unchanged to an idle transmitter starts without it.
+    pub fn offer(&mut self, mut pkt: Packet, now: SimTime) -> Asks {
         self.stats.offered += 1;
+        if self.queue_empty && pkt.size <= self.pass_through_bytes && self.policer.is_none() && !self.busy(now) {
+            pkt.enqueued_at = now;
+            return self.start(pkt, now);
+        }
         let policed = self.policer.as_mut().is_some_and(|policer| !policer.conforms(u64::from(pkt.size), now));
         if policed {
             self.stats.queue.drop(pkt, DropReason::Policer);
         } else {
             self.queue.enqueue(pkt, now, &mut self.stats.queue);
+            self.queue_empty = self.queue.is_empty();
         }
         self.start_next(now)
     }
 
-    /// Starts serializing the next queued packet if the transmitter is idle. If the queue
-    /// holds packets but none may leave yet, asks for a wake-up when one may (once per time).
+    /// Whether the transmitter is serializing a packet at `now` (or finishes one now and its
+    /// `TxDone` has not run yet).
+    pub fn busy(&self, now: SimTime) -> bool {
+        self.tx_done_pending || self.busy_until > now
+    }
+
+    /// Starts serializing the next queued packet if the transmitter is idle; if it is busy
+    /// and packets wait, asks for a `TxDone` when it frees up. If the queue holds packets
+    /// but none may leave yet, asks for a wake-up when one may (once per time).
     /// Inlined into its three callers: the hot path (6 % fewer instructions per delivered
     /// packet on bench (c) than as a call, callgrind).
     #[inline(always)]
-    fn start_next(&mut self, now: SimTime) -> Option<Next> {
-        if self.in_service.is_some() {
-            return None;
+    fn start_next(&mut self, now: SimTime) -> Asks {
+        if self.busy(now) {
+            if self.tx_done_pending || self.queue_empty {
+                return Asks::default();
+            }
+            self.tx_done_pending = true;
+            return Asks { arrival: None, next: Some(Next::TxDone(self.busy_until)) };
         }
-        let Some(pkt) = self.queue.dequeue(now, &mut self.stats.queue) else {
-            let at = self.queue.next_ready_at().filter(|&at| self.wake_at != Some(at))?;
-            debug_assert!(at > now, "a queue held back a packet due now");
-            self.wake_at = Some(at);
-            return Some(Next::Wake(at));
+        let dequeued = self.queue.dequeue(now, &mut self.stats.queue);
+        self.queue_empty = self.queue.is_empty();
+        let Some(pkt) = dequeued else {
+            let wake = self.queue.next_ready_at().filter(|&at| self.wake_at != Some(at)).map(|at| {
+                debug_assert!(at > now, "a queue held back a packet due now");
+                self.wake_at = Some(at);
+                Next::Wake(at)
+            });
+            return Asks { arrival: None, next: wake };
         };
+        self.start(pkt, now)
+    }
+
+    /// Serializes `pkt`, which left the queue (or passed it) at `now`, with the transmitter
+    /// idle: it enters the pipe at once; a `TxDone` is asked for if the queue holds more or
+    /// the direction reports every transmission's end.
+    #[inline(always)]
+    fn start(&mut self, pkt: Packet, now: SimTime) -> Asks {
         self.stats.sojourn.add(now.saturating_since(pkt.enqueued_at));
         let tx = self.model.transmit(&pkt, now);
         self.stats.busy_ns += (tx.done_at - now).as_nanos();
-        self.in_service = Some((pkt, tx));
-        Some(Next::TxDone(tx.done_at))
-    }
-
-    /// The wake-up asked for by `Next::Wake` is due: starts the transmitter if a packet may
-    /// leave now. A stale wake-up (superseded by a later request) does nothing.
-    pub fn wake(&mut self, now: SimTime) -> Option<Next> {
-        if self.wake_at != Some(now) {
-            return None;
-        }
-        self.wake_at = None;
-        self.start_next(now)
-    }
-
-    /// The transmitter finished its packet: it enters the pipe (or is lost). Returns the
-    /// arrival to schedule — only when the packet is the pipe's earliest: one pending arrival
-    /// per link suffices and the scheduler stays small (`Pipe`) — and what comes next if the
-    /// queue had more.
-    pub fn tx_done(&mut self, now: SimTime) -> (Option<SimTime>, Option<Next>) {
-        let (pkt, tx) = self.in_service.take().expect("tx_done with an idle transmitter");
         self.stats.transmitted += 1;
         self.stats.transmitted_bytes += pkt.size as u64;
+        self.busy_until = tx.done_at;
+        if self.reports_tx_done {
+            self.finishing = match pkt.kind {
+                PacketKind::Data(hdr) => Some((pkt.flow, hdr.payload)),
+                PacketKind::Ack(_) => None,
+            };
+        }
+        self.tx_done_pending = self.reports_tx_done || !self.queue_empty;
+        let next = self.tx_done_pending.then_some(Next::TxDone(tx.done_at));
         let arrival = match tx.arrives_at {
             Some(at) => {
                 let at = match self.effects.as_mut() {
@@ -259,7 +356,25 @@ impl Direction {
                 None
             }
         };
-        (arrival, self.start_next(now))
+        Asks { arrival, next }
+    }
+
+    /// The wake-up asked for by `Next::Wake` is due: starts the transmitter if a packet may
+    /// leave now. A stale wake-up (superseded by a later request) does nothing.
+    pub fn wake(&mut self, now: SimTime) -> Asks {
+        if self.wake_at != Some(now) {
+            return Asks::default();
+        }
+        self.wake_at = None;
+        self.start_next(now)
+    }
+
+    /// The transmitter is free: returns the flow and payload of the data packet that
+    /// finished, on a direction that reports them, and starts the next packet if any.
+    pub fn tx_done(&mut self, now: SimTime) -> (Option<(FlowId, u32)>, Asks) {
+        debug_assert!(self.tx_done_pending && self.busy_until == now, "tx_done when none was asked for");
+        self.tx_done_pending = false;
+        (self.finishing.take(), self.start_next(now))
     }
 
     /// The pipe's earliest packet reaches the far end at `now` (None: a superseded arrival
@@ -268,14 +383,19 @@ impl Direction {
         self.pipe.pop(now)
     }
 
-    /// The packet being serialized, if any.
-    pub fn in_service(&self) -> Option<&Packet> {
-        self.in_service.as_ref().map(|(pkt, _)| pkt)
+    /// Packets in the queue (without touching the queue when it is known to be empty).
+    #[inline]
+    pub fn backlog_packets(&self) -> u32 {
+        if self.queue_empty {
+            0
+        } else {
+            self.queue.len_packets()
+        }
     }
 
-    /// Packets held by this direction: queued, in service and propagating.
+    /// Packets held by this direction: queued, and in service or propagating.
     pub fn packets_held(&self) -> u64 {
-        self.queue.len_packets() as u64 + self.in_service.is_some() as u64 + self.pipe.len() as u64
+        self.queue.len_packets() as u64 + self.pipe.len() as u64
     }
 }
 
@@ -338,27 +458,61 @@ mod tests {
         assert!((1_700..2_300).contains(&lost), "{lost}");
     }
 
+    fn tx_done_at(at: u64) -> Option<Next> {
+        Some(Next::TxDone(SimTime(at)))
+    }
+
     #[test]
     fn direction_keeps_the_transmitter_busy_and_conserves_packets() {
         let q = DroptailConfig {}.build(QueueContext::for_tests(QueueLimit::Packets(1), None));
-        let mut d = Direction::new(0, "a->b".into(), 0, 1, q, Box::new(wired(0.0)));
-        assert_eq!(d.offer(pkt(1448), SimTime::ZERO), Some(Next::TxDone(SimTime(1_200_000))));
-        assert_eq!(d.offer(pkt(1448), SimTime::ZERO), None);
-        assert_eq!(d.offer(pkt(1448), SimTime::ZERO), None);
+        let mut d = Direction::new(0, "a->b".into(), 0, 1, q, wired(0.0));
+        // The first packet starts at once and enters the pipe (arrival at 1.2 + 5 ms); nothing
+        // waits behind it, so no TxDone is asked for.
+        assert_eq!(d.offer(pkt(1448), SimTime::ZERO), Asks { arrival: Some(SimTime(6_200_000)), next: None });
+        assert!(d.busy(SimTime(1_199_999)) && !d.busy(SimTime(1_200_000)));
+        // The second waits: a TxDone when the transmitter frees up, asked for once; the
+        // third finds the 1-packet buffer full.
+        assert_eq!(d.offer(pkt(1448), SimTime::ZERO), Asks { arrival: None, next: tx_done_at(1_200_000) });
+        assert_eq!(d.offer(pkt(1448), SimTime::ZERO), Asks::default());
         assert_eq!((d.stats.queue.tail, d.packets_held()), (1, 2));
-        let (arrival, next) = d.tx_done(SimTime(1_200_000));
-        assert_eq!(arrival, Some(SimTime(6_200_000)));
-        assert_eq!(next, Some(Next::TxDone(SimTime(2_400_000))));
+        // The second joins a non-empty pipe: its arrival is announced by the first's.
+        assert_eq!(d.tx_done(SimTime(1_200_000)), (None, Asks::default()));
         assert_eq!(d.packets_held(), 2);
-        // The second packet joins a non-empty pipe: its arrival is announced by the first's.
-        assert_eq!(d.tx_done(SimTime(2_400_000)), (None, None));
         assert_eq!(d.arrive(SimTime(6_200_000)).1, Some(SimTime(7_400_000)));
         assert_eq!(d.arrive(SimTime(7_400_000)).1, None);
-        assert_eq!(d.stats.queue.drops(), 1);
-        assert_eq!(d.stats.offered, 3);
+        assert_eq!((d.stats.queue.drops(), d.stats.offered, d.stats.transmitted), (1, 3, 2));
         // The first packet left at once, the second after the first's 1.2 ms; the dropped
         // third never left the queue.
         assert_eq!((d.stats.sojourn.count, d.stats.sojourn.sum_ns), (2, 1_200_000));
+        // Idle again: the next packet starts at once, with no TxDone.
+        assert_eq!(d.offer(pkt(1448), SimTime(8_000_000)), Asks { arrival: Some(SimTime(14_200_000)), next: None });
+    }
+
+    #[test]
+    fn a_reporting_direction_asks_for_every_transmissions_end_with_its_data_packet() {
+        let q = DroptailConfig {}.build(QueueContext::for_tests(QueueLimit::Packets(10), None));
+        let mut d = Direction::new(0, "a->b".into(), 0, 1, q, wired(0.0));
+        d.report_tx_done();
+        let mut data = pkt(1000);
+        data.flow = 7;
+        let header = tcplab_core::AckHeader {
+            ack: 0,
+            sack: Default::default(),
+            sack_len: 0,
+            tsecr: SimTime::ZERO,
+            ece: false,
+            rwnd_bytes: 0,
+            delayed: false,
+        };
+        let ack = Packet::ack(7, 1, 0, header);
+        assert_eq!(d.offer(data, SimTime::ZERO).next, tx_done_at(Rate::from_mbps(10).tx_time(u64::from(data.size)).as_nanos()));
+        let done = d.busy_until;
+        assert_eq!(d.offer(ack, SimTime::ZERO), Asks::default(), "one TxDone pending is enough");
+        let (finished, asks) = d.tx_done(done);
+        assert_eq!(finished, Some((7, 1000)));
+        let ack_done = done + Rate::from_mbps(10).tx_time(u64::from(ack.size));
+        assert_eq!(asks.next, Some(Next::TxDone(ack_done)), "reported even with nothing queued behind");
+        assert_eq!(d.tx_done(ack_done), (None, Asks::default()), "an ACK releases nothing");
     }
 
     // fq paces one flow to 12 Mbit/s (1500 B every 1 ms) on a 1 Gbit/s link (12 µs a
@@ -370,19 +524,19 @@ mod tests {
         let us = |v: u64| SimTime(v * 1_000);
         let q = FqConfig { maxrate_mbps: 12.0, ..Default::default() }.build(QueueContext::for_tests(QueueLimit::Packets(100), None));
         let link = WiredLink::new(Rate::from_mbps(1000), SimDuration::ZERO, 1500, LossModel::Bernoulli(0.0), SimRng::stream(1, "t"));
-        let mut d = Direction::new(0, "a->b".into(), 0, 1, q, Box::new(link));
-        assert_eq!(d.offer(pkt(1448), us(0)), Some(Next::TxDone(us(12))));
-        assert_eq!(d.offer(pkt(1448), us(0)), None);
-        assert_eq!(d.offer(pkt(1448), us(0)), None);
-        assert_eq!(d.tx_done(us(12)).1, Some(Next::Wake(us(1_000))));
-        assert_eq!(d.wake(us(500)), None);
-        assert_eq!(d.wake(us(1_000)), Some(Next::TxDone(us(1_012))));
-        assert_eq!(d.tx_done(us(1_012)).1, Some(Next::Wake(us(2_000))));
-        assert_eq!(d.offer(pkt(1448), us(1_500)), None, "a wake-up at 2 ms is pending already");
-        assert_eq!(d.wake(us(2_000)), Some(Next::TxDone(us(2_012))));
-        assert_eq!(d.tx_done(us(2_012)).1, Some(Next::Wake(us(3_000))));
-        assert_eq!(d.wake(us(3_000)), Some(Next::TxDone(us(3_012))));
-        assert_eq!(d.tx_done(us(3_012)).1, None);
+        let mut d = Direction::new(0, "a->b".into(), 0, 1, q, link);
+        let next = |asks: Asks| asks.next;
+        assert_eq!(next(d.offer(pkt(1448), us(0))), None, "nothing queued behind the first");
+        assert_eq!(next(d.offer(pkt(1448), us(0))), Some(Next::TxDone(us(12))));
+        assert_eq!(next(d.offer(pkt(1448), us(0))), None);
+        assert_eq!(next(d.tx_done(us(12)).1), Some(Next::Wake(us(1_000))));
+        assert_eq!(d.wake(us(500)), Asks::default());
+        assert_eq!(next(d.wake(us(1_000))), Some(Next::TxDone(us(1_012))), "the third waits behind");
+        assert_eq!(next(d.tx_done(us(1_012)).1), Some(Next::Wake(us(2_000))));
+        assert_eq!(next(d.offer(pkt(1448), us(1_500))), None, "a wake-up at 2 ms is pending already");
+        assert_eq!(next(d.wake(us(2_000))), Some(Next::TxDone(us(2_012))), "the fourth waits behind");
+        assert_eq!(next(d.tx_done(us(2_012)).1), Some(Next::Wake(us(3_000))));
+        assert_eq!(next(d.wake(us(3_000))), None, "the last leaves the queue empty");
         assert_eq!((d.queue.len_packets(), d.stats.transmitted), (0, 4));
     }
 }

@@ -29,7 +29,8 @@ use tcplab_net::mmwave::phy::Mcs;
 use tcplab_net::radio::{RadioDirection, UserId};
 use tcplab_net::wifi::bss::WifiBss;
 use tcplab_net::{
-    DeliveryEffects, DeviceQueue, Direction, FrameFormat, LinkModel, Node, NodeRole, QueueConfig, RoutingTable, Trace, TraceLink, WiredLink,
+    DeliveryEffects, DeviceQueue, Direction, FrameFormat, LinkModel, Model, Node, NodeRole, QueueConfig, RoutingTable, Trace, TraceLink,
+    WiredLink,
 };
 use tcplab_tcp::{DelayedAck, EcnMode, FlowSender, Ns3Sender, PacingMode, RecoveryMode, RtoMode, Stack, TcpConfig, TcpReceiver, TcpSender};
 
@@ -228,16 +229,17 @@ impl<E: From<ScenarioError>> Builder<'_, E> {
             let id = self.links.len() as u32;
             let name = format!("{}->{}", self.nodes[d.from as usize].name, self.nodes[d.to as usize].name);
             let rng = SimRng::stream(self.seed, &format!("link/{name}/loss"));
-            let model: Box<dyn LinkModel> = match d.trace {
+            let model: Model = match d.trace {
                 Some((file, key)) => {
                     let format = FrameFormat { mtu: spec.mtu, framing: spec.framing };
-                    Box::new(TraceLink::new(self.trace(file, key)?, spec.rate.0, delay, format, d.loss.model(), rng))
+                    let trace: Box<dyn LinkModel> =
+                        Box::new(TraceLink::new(self.trace(file, key)?, spec.rate.0, delay, format, d.loss.model(), rng));
+                    trace.into()
                 }
-                None => Box::new(
-                    WiredLink::new(spec.rate.0, delay, spec.mtu, d.loss.model(), rng)
-                        .with_framing(spec.framing)
-                        .with_shaper(d.shaper.map(|s| s.bucket())),
-                ),
+                None => WiredLink::new(spec.rate.0, delay, spec.mtu, d.loss.model(), rng)
+                    .with_framing(spec.framing)
+                    .with_shaper(d.shaper.map(|s| s.bucket()))
+                    .into(),
             };
             let queue_rng = SimRng::stream(self.seed, &format!("link/{name}/queue"));
             let mut queue = d.queue.build(queue_context(spec, d.buffer, d.ecn_threshold, queue_rng));
@@ -493,6 +495,7 @@ pub fn build_with<E: From<ScenarioError>>(scenario: &Scenario, tick: &mut dyn Fn
         let egress = routes.next_hop(flow.src, flow.dst, i as FlowId).expect("reachable");
         if f.tcp.as_ref().unwrap_or(&scenario.tcp).tsq && (egress as usize) < b.links.len() {
             b.links[egress as usize].stats.queue.log_data_drops();
+            b.links[egress as usize].report_tx_done();
             flow.tsq = Some(Tsq::new(egress));
         }
         flows.push(flow);

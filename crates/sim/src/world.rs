@@ -1,6 +1,7 @@
 //! The event loop: one scheduler of plain enum events (docs/architecture.md). Packets never sit in
 //! the scheduler: a link direction keeps its queue, the packet in service and the packets
-//! in propagation itself, and events only say "transmitter of link L is done" or "the
+//! in propagation itself, and events only say "transmitter of link L is free and has more to
+//! send" (or reports a transmission's end to TCP Small Queues) or "the
 //! earliest packet of link L's pipe arrives" — one of each per link (a reordering pipe may
 //! leave a superseded arrival event behind, which finds nothing due), so the heap stays a
 //! few dozen entries deep whatever the bandwidth-delay product — or, for a pacing queue
@@ -18,7 +19,7 @@ use crate::tsq::Tsq;
 use std::collections::VecDeque;
 use tcplab_cc::BbrInfo;
 use tcplab_core::{FlowId, LinkId, NodeId, Packet, PacketKind, Scheduler, SimDuration, SimTime};
-use tcplab_net::link::{Direction, Next};
+use tcplab_net::link::{Asks, Direction, Next};
 use tcplab_net::radio::RadioDelivery;
 use tcplab_net::sojourn::SojournStats;
 use tcplab_net::DropReason;
@@ -294,20 +295,17 @@ impl World {
                 }
             }
             Event::LinkTxDone(l) => {
-                if let Some(&Packet { flow, kind: PacketKind::Data(hdr), .. }) = self.net.links[l as usize].in_service() {
-                    self.tsq_release(l, flow, hdr.payload);
+                let (finished, asks) = self.net.links[l as usize].tx_done(now);
+                if let Some((flow, payload)) = finished {
+                    self.tsq_release(l, flow, payload);
                 }
-                let (arrival, next) = self.net.links[l as usize].tx_done(now);
                 self.tsq_release_drops(l);
-                if let Some(at) = arrival {
-                    self.sched.schedule(at, Event::LinkArrival(l));
-                }
-                self.schedule_link(l, next);
+                self.schedule_link(l, asks);
             }
             Event::LinkWake(l) => {
-                let next = self.net.links[l as usize].wake(now);
+                let asks = self.net.links[l as usize].wake(now);
                 self.tsq_release_drops(l);
-                self.schedule_link(l, next);
+                self.schedule_link(l, asks);
             }
             Event::LinkArrival(l) => {
                 let link = &mut self.net.links[l as usize];
@@ -353,21 +351,26 @@ impl World {
             return;
         }
         let link = &mut self.net.links[l as usize];
-        let next = link.offer(pkt, now);
-        let backlog = link.queue.len_packets();
+        let asks = link.offer(pkt, now);
+        let backlog = link.backlog_packets();
         self.tsq_release_drops(l);
         let max = &mut self.backlog_max[l as usize];
         *max = (*max).max(backlog);
-        self.schedule_link(l, next);
+        self.schedule_link(l, asks);
     }
 
-    /// Schedules what link `l` asked for next.
+    /// Schedules what link `l` asked for: its transmitter's next event first, then the
+    /// arrival of its pipe's earliest packet (a zero-delay link's arrival at the same time
+    /// runs after the transmission's end, as the packet arrives once it is sent).
     #[inline]
-    fn schedule_link(&mut self, l: LinkId, next: Option<Next>) {
-        match next {
+    fn schedule_link(&mut self, l: LinkId, asks: Asks) {
+        match asks.next {
             Some(Next::TxDone(at)) => self.sched.schedule(at, Event::LinkTxDone(l)),
             Some(Next::Wake(at)) => self.sched.schedule(at, Event::LinkWake(l)),
             None => {}
+        }
+        if let Some(at) = asks.arrival {
+            self.sched.schedule(at, Event::LinkArrival(l));
         }
     }
 
@@ -714,7 +717,7 @@ mod tests {
         loop {
             let done = world.run_until(until, 1);
             let link = &world.net.links[egress];
-            check(world, link.queue.len_packets() + u32::from(link.in_service().is_some()));
+            check(world, link.queue.len_packets() + u32::from(link.busy(world.now())));
             if done {
                 return;
             }

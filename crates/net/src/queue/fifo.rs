@@ -115,6 +115,24 @@ impl Queue for FifoQueue {
     fn len_bytes(&self) -> u64 {
         self.fifo.len_bytes()
     }
+
+    /// A FIFO's admission and marking act only on a backlog: an arrival at an empty queue is
+    /// sent unchanged if it fits the limit, unless it marks at a backlog of 0.
+    fn passes_through_when_empty(&self) -> u32 {
+        if matches!(self.fifo.marking, Some(CeThreshold::Backlog(0))) {
+            return 0;
+        }
+        match self.fifo.limit {
+            QueueLimit::Packets(n) => {
+                if n == 0 {
+                    0
+                } else {
+                    u32::MAX
+                }
+            }
+            QueueLimit::Bytes(b) => u32::try_from(b).unwrap_or(u32::MAX),
+        }
+    }
 }
 
 #[cfg(test)]

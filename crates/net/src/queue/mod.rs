@@ -177,6 +177,13 @@ pub trait Queue: Send + std::fmt::Debug {
     fn is_empty(&self) -> bool {
         self.len_packets() == 0
     }
+    /// The largest packet (bytes) that, offered while the discipline is empty, it would send
+    /// at once with no change to its state, no drop and no mark; the link then starts such a
+    /// packet without the queue when its transmitter is idle (most packets of an idle access
+    /// link, without touching the queue's memory). 0, the default: none.
+    fn passes_through_when_empty(&self) -> u32 {
+        0
+    }
     /// How long the packets sent from a low-latency (L4S) queue waited, for dual-queue
     /// disciplines (DualPI2's L queue); None for the others. The link's own sojourn
     /// statistics cover every packet of the direction.
