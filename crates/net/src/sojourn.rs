@@ -13,13 +13,14 @@ const SUB_BITS: u32 = 5;
 const SUB: u64 = 1 << SUB_BITS;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[repr(C)]
 pub struct SojournStats {
     /// Packets that left the queue.
     pub count: u64,
+    /// Those that waited 0 ns (with `count`, all a packet that did not wait touches).
+    zero: u64,
     /// Sum of their waits, ns.
     pub sum_ns: u128,
-    /// Those that waited 0 ns.
-    zero: u64,
     /// Waits > 0 by bucket (`bucket`).
     buckets: Vec<u64>,
 }

@@ -252,7 +252,7 @@ impl<E: From<ScenarioError>> Builder<'_, E> {
                 SimRng::stream(self.seed, &format!("link/{name}/jitter")),
             );
             let mut direction = Direction::new(id, name, d.from, d.to, queue, model).with_effects(effects);
-            direction.policer = d.policer.map(|p| p.bucket());
+            direction.policer = d.policer.map(|p| Box::new(p.bucket()));
             self.links.push(direction);
         }
         (self.tick)()
