@@ -183,10 +183,12 @@ pub struct DirectionStats {
 /// A packet enters the pipe when its transmission starts, with its arrival time already
 /// known (`Transmission`), and the transmitter stays busy until `busy_until`. A `TxDone` is
 /// asked for only when something must happen then: the queue holds packets to start (it
-/// got one while the transmitter was busy), or the direction reports every transmission's
-/// end (`reports_tx_done`: a sender's egress under TCP Small Queues, whose bytes are
-/// released then). An idle direction — most access links and the ACK path — thus costs one
-/// event per packet (its arrival) instead of two; the packets' timings are the same.
+/// got one while the transmitter was busy), the discipline is one that must see the
+/// dequeue when it is empty (an AQM: `Queue::passes_through_when_empty`), or the direction
+/// reports every transmission's end (`reports_tx_done`: a sender's egress under TCP Small
+/// Queues, whose bytes are released then). An idle FIFO direction — most access links and
+/// the ACK path — thus costs one event per packet (its arrival) instead of two; the
+/// packets' timings are the same.
 ///
 /// Laid out in declaration order (`repr(C)`), what a packet crossing an idle direction reads
 /// first: with thousands of access links out of cache, each line touched per packet is a
@@ -353,7 +355,9 @@ impl Direction {
                 PacketKind::Ack(_) => None,
             };
         }
-        self.tx_done_pending = self.reports_tx_done || !self.queue_empty;
+        // A discipline that is not quiet when empty sees the dequeue at the end (see
+        // `Queue::passes_through_when_empty`).
+        self.tx_done_pending = self.reports_tx_done || !self.queue_empty || self.pass_through_bytes == 0;
         let next = self.tx_done_pending.then_some(Next::TxDone(tx.done_at));
         let arrival = match tx.arrives_at {
             Some(at) => {
@@ -470,6 +474,46 @@ mod tests {
         assert!((1_700..2_300).contains(&lost), "{lost}");
     }
 
+    /// A FIFO that counts the dequeues it gets while empty and does not say it is quiet then
+    /// (as an AQM).
+    #[derive(Debug)]
+    struct EmptyDequeues {
+        packets: std::collections::VecDeque<Packet>,
+        empty_dequeues: std::sync::Arc<std::sync::atomic::AtomicU32>,
+    }
+
+    impl Queue for EmptyDequeues {
+        fn enqueue(&mut self, mut pkt: Packet, now: SimTime, _: &mut DropSink) {
+            pkt.enqueued_at = now;
+            self.packets.push_back(pkt);
+        }
+        fn dequeue(&mut self, _: SimTime, _: &mut DropSink) -> Option<Packet> {
+            let pkt = self.packets.pop_front();
+            if pkt.is_none() {
+                self.empty_dequeues.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+            pkt
+        }
+        fn len_packets(&self) -> u32 {
+            self.packets.len() as u32
+        }
+        fn len_bytes(&self) -> u64 {
+            self.packets.iter().map(|p| u64::from(p.size)).sum()
+        }
+    }
+
+    #[test]
+    fn a_discipline_not_quiet_when_empty_is_asked_for_a_packet_when_each_transmission_ends() {
+        // Linux's RED starts its idle period, and CoDel leaves its dropping state, when the
+        // device asks for the next packet and finds none: the end of the last transmission.
+        let empty_dequeues = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
+        let queue = EmptyDequeues { packets: Default::default(), empty_dequeues: empty_dequeues.clone() };
+        let mut d = Direction::new(0, "a->b".into(), 0, 1, Box::new(queue), wired(0.0));
+        assert_eq!(d.offer(pkt(1448), SimTime::ZERO).next, tx_done_at(1_200_000), "asked although nothing waits");
+        assert_eq!(d.tx_done(SimTime(1_200_000)), (None, Asks::default()));
+        assert_eq!(empty_dequeues.load(std::sync::atomic::Ordering::Relaxed), 1, "the empty dequeue came at 1.2 ms");
+    }
+
     fn tx_done_at(at: u64) -> Option<Next> {
         Some(Next::TxDone(SimTime(at)))
     }
@@ -538,17 +582,18 @@ mod tests {
         let link = WiredLink::new(Rate::from_mbps(1000), SimDuration::ZERO, 1500, LossModel::Bernoulli(0.0), SimRng::stream(1, "t"));
         let mut d = Direction::new(0, "a->b".into(), 0, 1, q, link);
         let next = |asks: Asks| asks.next;
-        assert_eq!(next(d.offer(pkt(1448), us(0))), None, "nothing queued behind the first");
-        assert_eq!(next(d.offer(pkt(1448), us(0))), Some(Next::TxDone(us(12))));
+        assert_eq!(next(d.offer(pkt(1448), us(0))), Some(Next::TxDone(us(12))), "fq sees every transmission's end");
+        assert_eq!(next(d.offer(pkt(1448), us(0))), None);
         assert_eq!(next(d.offer(pkt(1448), us(0))), None);
         assert_eq!(next(d.tx_done(us(12)).1), Some(Next::Wake(us(1_000))));
         assert_eq!(d.wake(us(500)), Asks::default());
-        assert_eq!(next(d.wake(us(1_000))), Some(Next::TxDone(us(1_012))), "the third waits behind");
+        assert_eq!(next(d.wake(us(1_000))), Some(Next::TxDone(us(1_012))));
         assert_eq!(next(d.tx_done(us(1_012)).1), Some(Next::Wake(us(2_000))));
         assert_eq!(next(d.offer(pkt(1448), us(1_500))), None, "a wake-up at 2 ms is pending already");
-        assert_eq!(next(d.wake(us(2_000))), Some(Next::TxDone(us(2_012))), "the fourth waits behind");
+        assert_eq!(next(d.wake(us(2_000))), Some(Next::TxDone(us(2_012))));
         assert_eq!(next(d.tx_done(us(2_012)).1), Some(Next::Wake(us(3_000))));
-        assert_eq!(next(d.wake(us(3_000))), None, "the last leaves the queue empty");
+        assert_eq!(next(d.wake(us(3_000))), Some(Next::TxDone(us(3_012))));
+        assert_eq!(next(d.tx_done(us(3_012)).1), None);
         assert_eq!((d.queue.len_packets(), d.stats.transmitted), (0, 4));
     }
 

@@ -180,7 +180,11 @@ pub trait Queue: Send + std::fmt::Debug {
     /// The largest packet (bytes) that, offered while the discipline is empty, it would send
     /// at once with no change to its state, no drop and no mark; the link then starts such a
     /// packet without the queue when its transmitter is idle (most packets of an idle access
-    /// link, without touching the queue's memory). 0, the default: none.
+    /// link, without touching the queue's memory). 0, the default: none. A discipline that
+    /// returns more than 0 also promises that `dequeue` while it is empty changes nothing:
+    /// the link does not call it when a transmission ends with nothing queued. The others
+    /// are asked then, as a device asks its qdisc (Linux `sch_red` starts its idle period
+    /// there, `sch_codel` leaves its dropping state).
     fn passes_through_when_empty(&self) -> u32 {
         0
     }
