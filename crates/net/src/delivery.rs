@@ -135,6 +135,14 @@ impl Ord for InFlight {
     }
 }
 
+/// A reordering pipe's packets by arrival, how many entered, and the arrival announced.
+#[derive(Debug)]
+pub struct ReorderingPipe {
+    heap: BinaryHeap<Reverse<InFlight>>,
+    entries: u64,
+    announced: Option<SimTime>,
+}
+
 /// Packets in propagation. The event loop keeps one arrival event per link for its earliest
 /// packet: an in-order pipe's head; a reordering pipe's earliest, re-announced when a packet
 /// arrives earlier than the one announced (the event announced before then finds nothing due
@@ -142,12 +150,13 @@ impl Ord for InFlight {
 #[derive(Debug)]
 pub enum Pipe {
     InOrder(VecDeque<(SimTime, Packet)>),
-    Reordering { heap: BinaryHeap<Reverse<InFlight>>, entries: u64, announced: Option<SimTime> },
+    /// Boxed: rare, and the in-order form is what every idle link reads.
+    Reordering(Box<ReorderingPipe>),
 }
 
 impl Pipe {
     pub fn reordering() -> Self {
-        Pipe::Reordering { heap: BinaryHeap::new(), entries: 0, announced: None }
+        Pipe::Reordering(Box::new(ReorderingPipe { heap: BinaryHeap::new(), entries: 0, announced: None }))
     }
 
     /// Adds a packet arriving at `at`; returns the arrival to schedule, if it needs one.
@@ -158,7 +167,8 @@ impl Pipe {
                 queue.push_back((at, pkt));
                 (queue.len() == 1).then_some(at)
             }
-            Pipe::Reordering { heap, entries, announced } => {
+            Pipe::Reordering(pipe) => {
+                let ReorderingPipe { heap, entries, announced } = pipe.as_mut();
                 heap.push(Reverse(InFlight { at, entry: *entries, pkt }));
                 *entries += 1;
                 let earlier = announced.is_none_or(|t| at < t);
@@ -175,7 +185,8 @@ impl Pipe {
                 let pkt = queue.pop_front().expect("arrival with an empty pipe").1;
                 (Some(pkt), queue.front().map(|(at, _)| *at))
             }
-            Pipe::Reordering { heap, announced, .. } => {
+            Pipe::Reordering(pipe) => {
+                let ReorderingPipe { heap, announced, .. } = pipe.as_mut();
                 if heap.peek().is_none_or(|first| first.0.at > now) {
                     return (None, None);
                 }
@@ -190,7 +201,7 @@ impl Pipe {
     pub fn len(&self) -> usize {
         match self {
             Pipe::InOrder(queue) => queue.len(),
-            Pipe::Reordering { heap, .. } => heap.len(),
+            Pipe::Reordering(pipe) => pipe.heap.len(),
         }
     }
 
