@@ -10,12 +10,17 @@ half CUBIC and half BBR, on a 1 Gbit/s, 10 ms dumbbell with a 2000-packet buffer
 (`many-1000`): >= 2 M packets per wall-second, peak RSS <= 400 MB; 10 000 flows on a
 10 Gbit/s dumbbell for 10 s (`many-10000`): >= 1.5 M, <= 2 GB. A scenario the simulator
 refuses (e.g. its recorded series over `record.memory_limit`) prints the refusal in its row;
-the `-100ms` and `-1s` variants sample that often (the shortest intervals that fit on
-2026-11-26: 0.49 M packets per wall-second and 276 MB for 1000 flows, 0.38 M and 461 MB for
-10 000). Run it from the repository root (trace paths are relative to the current
-directory). This is a benchmark, not a test: it never fails a build. On a busy machine,
-compare instructions instead: `valgrind --tool=callgrind` of a child run, less the
-instructions of the same scenario over 1 ms (Python's start-up).
+the `-100ms` and `-1s` variants sample that often instead of every 10 ms. `scaled-N` gives
+each of N flows the same 10 Mbit/s and 40 packets of buffer, so its events per packet do not
+depend on N: what its rate loses as N grows is memory traffic. Measured on 2026-11-26 (best
+of 3, interleaved with the build before): many-1000 1.21 M packets per wall-second and
+99 MB, many-10000 0.84 M and 284 MB, scaled-100/1000/4000 3.41/1.52/0.71 M, c 4.31 M.
+Run it from the repository root (trace paths are relative to the current
+directory). This is a benchmark, not a test: it never fails a build. Wall times move by
+±10 % with the machine's other load: compare two builds by running them interleaved
+(PYTHONPATH pointing at the other build's package), or compare instructions:
+`valgrind --tool=callgrind` of a child run, less the instructions of the same scenario over
+1 ms (Python's start-up).
 Usage: .venv/bin/python benches/speed.py [SCENARIO.toml | MANY-FLOWS NAME ...]
 """
 
