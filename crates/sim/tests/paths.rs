@@ -49,6 +49,38 @@ fn a_shaper_faster_than_the_link_changes_nothing() {
 }
 
 #[test]
+fn a_policer_that_never_drops_changes_nothing_so_the_empty_fifo_pass_through_is_exact() {
+    // A policer turns off the link's pass-through of an empty FIFO (the packet then goes
+    // through the queue and out again at once): with one too generous to drop, every access
+    // link runs the queue path and the run must be the same, event for event.
+    let run = |extra: &str| {
+        run_ok(scenario(&format!(
+            r#"
+duration = "5s"
+[topology]
+kind = "dumbbell"
+pairs = 2
+bottleneck = {{ rate = "10Mbps", delay = "20ms", buffer = "100pkt" }}
+access = {{ rate = "1Gbps", delay = "1ms", buffer = "1000pkt"{extra} }}
+[[flows]]
+src = "s0"
+dst = "r0"
+cc = "cubic"
+[[flows]]
+src = "s1"
+dst = "r1"
+cc = "bbr"
+"#
+        )))
+    };
+    let plain = run("");
+    let policed = run(r#", policer = { rate = "10Gbps", burst = "1MB" }, reverse = { policer = { rate = "10Gbps", burst = "1MB" } }"#);
+    assert_eq!(plain.summary.flows, policed.summary.flows);
+    assert_eq!(plain.world.events(), policed.world.events());
+    assert_eq!(plain.summary.links, policed.summary.links);
+}
+
+#[test]
 fn a_policer_drops_the_excess_before_the_queue() {
     let out = over_bottleneck("cubic", r#", policer = { rate = "4Mbps", burst = "30KB" }"#, "20s");
     let goodput = out.summary.flows[0].goodput_mbps;
