@@ -338,8 +338,8 @@ impl Direction {
     }
 
     /// Serializes `pkt`, which left the queue (or passed it) at `now`, with the transmitter
-    /// idle: it enters the pipe at once; a `TxDone` is asked for if the queue holds more or
-    /// the direction reports every transmission's end.
+    /// idle: it enters the pipe at once; a `TxDone` is asked for if the queue holds more, the
+    /// discipline is not quiet when empty, or the direction reports every transmission's end.
     #[inline(always)]
     fn start(&mut self, pkt: Packet, now: SimTime) -> Asks {
         self.stats.sojourn.add(now.saturating_since(pkt.enqueued_at));
