@@ -1,7 +1,7 @@
 //! The event loop: one scheduler of plain enum events (docs/architecture.md). Packets never sit in
-//! the scheduler: a link direction keeps its queue, the packet in service and the packets
-//! in propagation itself, and events only say "transmitter of link L is free and has more to
-//! send" (or reports a transmission's end to TCP Small Queues) or "the
+//! the scheduler: a link direction keeps its queue and the packets in propagation (the one
+//! being serialized included) itself, and events only say "transmitter of link L is free"
+//! (when it has more to send, its AQM must see that, or TCP Small Queues waits for it) or "the
 //! earliest packet of link L's pipe arrives" — one of each per link (a reordering pipe may
 //! leave a superseded arrival event behind, which finds nothing due), so the heap stays a
 //! few dozen entries deep whatever the bandwidth-delay product — or, for a pacing queue
