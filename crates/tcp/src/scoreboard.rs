@@ -34,10 +34,13 @@ const LOST: u8 = 2;
 const RETRANS: u8 = 4;
 const EVER_RETRANS: u8 = 8;
 
-/// One outstanding segment.
+/// One outstanding segment: one cache line (64 bytes, aligned), as an ACK reads the
+/// segments it acknowledges long after they were sent, when they are out of cache.
 #[derive(Clone, Copy, Debug)]
+#[repr(align(64))]
 pub(crate) struct Segment {
-    pub payload: u32,
+    /// Payload bytes: at most an MSS, which is below 64 KiB (an IPv4 packet's limit).
+    pub payload: u16,
     /// Time of the latest transmission.
     pub sent: SimTime,
     /// Place of the latest transmission among the connection's (wrapping): orders
@@ -49,6 +52,7 @@ pub(crate) struct Segment {
 
 impl Segment {
     pub(crate) fn new(payload: u32, sent: SimTime, tx: TxSnapshot) -> Self {
+        let payload = u16::try_from(payload).expect("a segment's payload is at most an MSS, below 64 KiB");
         Segment { payload, sent, order: 0, tx, flags: 0 }
     }
     pub(crate) fn sacked(&self) -> bool {
@@ -488,6 +492,11 @@ mod tests {
     fn sack(sb: &mut Scoreboard, blocks: &[(u32, u32)]) -> u32 {
         let b: Vec<SackBlock> = blocks.iter().map(|&(start, end)| SackBlock { start, end }).collect();
         sb.tag_sacks(&b, sb.snd_una(), |_, _| {})
+    }
+
+    #[test]
+    fn a_segment_is_one_cache_line() {
+        assert_eq!((std::mem::size_of::<Segment>(), std::mem::align_of::<Segment>()), (64, 64));
     }
 
     #[test]

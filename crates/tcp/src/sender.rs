@@ -528,7 +528,7 @@ impl TcpSender {
                 self.retrans_stamp.get_or_insert(now);
                 self.undo_retrans = self.undo_retrans.max(0) + 1;
                 self.begin_burst(now, true);
-                Some(self.transmit(now, seq, self.sb.get(seq).payload, true))
+                Some(self.transmit(now, seq, u32::from(self.sb.get(seq).payload), true))
             }
             Sendable::NewData { .. } if !self.in_burst(now) && self.defers_burst(now) => None,
             Sendable::NewData { payload } => self.send_new_data(now, payload),
@@ -1237,7 +1237,7 @@ impl TcpSender {
                 self.cwnd_validate(self.sb.in_flight() >= self.cx.cwnd);
                 t
             }
-            Probe::Retransmit(seq) => self.transmit(now, seq, self.sb.get(seq).payload, true),
+            Probe::Retransmit(seq) => self.transmit(now, seq, u32::from(self.sb.get(seq).payload), true),
         };
         self.tlp_high_seq = Some(self.sb.snd_nxt());
         self.tlp_retrans = matches!(probe, Probe::Retransmit(_));

@@ -257,7 +257,7 @@ impl Ns3Sender {
         // (3) ReadOptions: the SACK scoreboard (TcpTxBuffer::Update) and its loss marking
         let rate = &mut self.rate;
         let newly_sacked = if self.cfg.sack {
-            self.sb.tag_sacks(ack.sack_blocks(), ack.ack, |_, seg| rate.on_delivered(now, seg.payload, seg.sent, &seg.tx))
+            self.sb.tag_sacks(ack.sack_blocks(), ack.ack, |_, seg| rate.on_delivered(now, u32::from(seg.payload), seg.sent, &seg.tx))
         } else {
             0
         };
@@ -273,7 +273,7 @@ impl Ns3Sender {
         let mut acked_bytes = 0u64;
         self.sb.ack_to(ack.ack, |_, seg| {
             if !seg.sacked() {
-                rate.on_delivered(now, seg.payload, seg.sent, &seg.tx);
+                rate.on_delivered(now, u32::from(seg.payload), seg.sent, &seg.tx);
             }
             acked_bytes += u64::from(seg.payload);
         });
@@ -582,7 +582,7 @@ impl Ns3Sender {
         let payload = if retransmit {
             self.sb.record_retransmit(seq, now, tx);
             self.retransmits += 1;
-            self.sb.get(seq).payload
+            u32::from(self.sb.get(seq).payload)
         } else {
             let payload = self.unsent().min(u64::from(self.cfg.mss)) as u32;
             self.sb.push(Segment::new(payload, now, tx));
