@@ -234,7 +234,7 @@ pub fn summarize(w: &World) -> Summary {
             let st = f.sender.stats();
             let active_until = f.completed_at.unwrap_or(end);
             let active_s = active_until.saturating_since(f.start).as_secs_f64();
-            let rtt = &w.rtt_stats[i];
+            let rtt = &w.rtt[i].samples;
             FlowSummary {
                 id: i as u32,
                 cc: w.scenario.flows[i].cc.name().to_string(),
@@ -246,8 +246,8 @@ pub fn summarize(w: &World) -> Summary {
                 rtt_p50_ms: rtt.quantile_ms(0.5),
                 rtt_p95_ms: rtt.quantile_ms(0.95),
                 rtt_p99_ms: rtt.quantile_ms(0.99),
-                srtt_mean_ms: w.srtt_stats[i].time_mean_ms(active_until),
-                srtt_update_mean_ms: w.srtt_stats[i].update_mean_ms(),
+                srtt_mean_ms: w.rtt[i].smoothed.time_mean_ms(active_until),
+                srtt_update_mean_ms: w.rtt[i].smoothed.update_mean_ms(),
                 retransmits: st.retransmits,
                 segments_sent: st.segments_sent,
                 retransmit_pct: if st.segments_sent > 0 { 100.0 * st.retransmits as f64 / st.segments_sent as f64 } else { 0.0 },
