@@ -3,7 +3,7 @@
 //! the Linux path pays one predictable branch per call.
 
 use crate::ns3::Ns3Sender;
-use crate::sender::{AckOutcome, SenderStats, TcpSender, Transmit};
+use crate::sender::{AckOutcome, SenderGauges, SenderStats, TcpSender, Transmit};
 use tcplab_core::{AckHeader, SimDuration, SimTime};
 
 /// A flow's sender. Both variants are large (the Linux one ~1 KB): boxing the larger would add
@@ -66,6 +66,8 @@ impl FlowSender {
         fn srtt(&self) -> Option<SimDuration>;
         /// A snapshot for the recorder.
         fn stats(&self) -> SenderStats;
+        /// The part of the snapshot that a sample of a flow group reads.
+        fn gauges(&self) -> SenderGauges;
     }
 
     /// The end of a write (Linux: schedules the loss probe); nothing on the ns3 stack.

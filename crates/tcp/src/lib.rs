@@ -25,4 +25,4 @@ pub use config::{DelayedAck, EcnMode, PacingMode, RecoveryMode, RtoMode, Stack, 
 pub use flow_sender::FlowSender;
 pub use ns3::Ns3Sender;
 pub use receiver::{Acks, TcpReceiver};
-pub use sender::{AckOutcome, SenderStats, TcpSender, Transmit};
+pub use sender::{AckOutcome, SenderGauges, SenderStats, TcpSender, Transmit};

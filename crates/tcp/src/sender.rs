@@ -90,6 +90,24 @@ pub struct SenderStats {
     pub bbr: Option<BbrInfo>,
 }
 
+/// The part of `SenderStats` that a sample of a flow group reads (`SenderGauges::of` fills
+/// those fields of the full snapshot), cheap to take after every change of the sender.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SenderGauges {
+    pub cwnd_pkts: u32,
+    pub inflight_pkts: u32,
+    pub srtt: Option<SimDuration>,
+    /// Retransmitted segments, cumulative.
+    pub retransmits: u64,
+}
+
+impl SenderGauges {
+    /// These gauges as fields of the full snapshot.
+    pub fn of(stats: &SenderStats) -> Self {
+        SenderGauges { cwnd_pkts: stats.cwnd_pkts, inflight_pkts: stats.inflight_pkts, srtt: stats.srtt, retransmits: stats.retransmits }
+    }
+}
+
 /// What the sender could put on the wire next, pacing aside.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Sendable {
@@ -701,19 +719,30 @@ impl TcpSender {
         (srtt > 0).then(|| SimDuration::from_micros(srtt))
     }
 
-    pub fn stats(&self) -> SenderStats {
+    /// What a sample of a flow group reads (the same values as `stats`).
+    pub fn gauges(&self) -> SenderGauges {
         let srtt = self.rtt.srtt_us();
-        let min_rtt = self.min_rtt.get();
-        SenderStats {
+        SenderGauges {
             cwnd_pkts: self.cx.cwnd,
-            ssthresh_pkts: (self.cx.ssthresh < INFINITE_SSTHRESH).then_some(self.cx.ssthresh),
             inflight_pkts: self.sb.in_flight(),
             srtt: (srtt > 0).then(|| SimDuration::from_micros(srtt)),
+            retransmits: self.retransmits,
+        }
+    }
+
+    pub fn stats(&self) -> SenderStats {
+        let SenderGauges { cwnd_pkts, inflight_pkts, srtt, retransmits } = self.gauges();
+        let min_rtt = self.min_rtt.get();
+        SenderStats {
+            cwnd_pkts,
+            ssthresh_pkts: (self.cx.ssthresh < INFINITE_SSTHRESH).then_some(self.cx.ssthresh),
+            inflight_pkts,
+            srtt,
             min_rtt: (min_rtt != u64::MAX).then(|| SimDuration::from_micros(min_rtt)),
             pacing_rate: (self.cx.pacing_rate > 0).then(|| Rate::from_bps(self.cx.pacing_rate.saturating_mul(8))),
             delivery_rate: self.rate.delivery_rate(self.cfg.mss),
             delivery_rate_app_limited: self.rate.delivery_rate_app_limited(),
-            retransmits: self.retransmits,
+            retransmits,
             rto_count: self.rto_count,
             bytes_sent: self.bytes_sent,
             bytes_acked: self.bytes_acked,

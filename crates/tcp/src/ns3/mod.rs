@@ -32,7 +32,7 @@ mod rtt;
 
 use crate::config::{PacingMode, TcpConfig};
 use crate::scoreboard::{Scoreboard, Segment};
-use crate::sender::{AckOutcome, SenderStats, Transmit};
+use crate::sender::{AckOutcome, SenderGauges, SenderStats, Transmit};
 use prr::{Ns3Prr, PrrInput};
 use rate::Ns3Rate;
 use rtt::RttMeanDeviation;
@@ -665,21 +665,32 @@ impl Ns3Sender {
         (self.tcb.srtt > SimDuration::ZERO).then_some(self.tcb.srtt)
     }
 
-    pub fn stats(&self) -> SenderStats {
-        let mss = self.cfg.mss;
+    /// What a sample of a flow group reads (the same values as `stats`).
+    pub fn gauges(&self) -> SenderGauges {
         let srtt = self.tcb.srtt;
-        SenderStats {
-            cwnd_pkts: self.tcb.cwnd / mss,
-            ssthresh_pkts: (self.tcb.ssthresh != u32::MAX).then_some(self.tcb.ssthresh / mss),
+        SenderGauges {
+            cwnd_pkts: self.tcb.cwnd / self.cfg.mss,
             inflight_pkts: self.sb.in_flight(),
             srtt: (srtt > SimDuration::ZERO).then_some(srtt),
+            retransmits: self.retransmits,
+        }
+    }
+
+    pub fn stats(&self) -> SenderStats {
+        let SenderGauges { cwnd_pkts, inflight_pkts, srtt, retransmits } = self.gauges();
+        let mss = self.cfg.mss;
+        SenderStats {
+            cwnd_pkts,
+            ssthresh_pkts: (self.tcb.ssthresh != u32::MAX).then_some(self.tcb.ssthresh / mss),
+            inflight_pkts,
+            srtt,
             min_rtt: (self.tcb.min_rtt != SimDuration::MAX).then_some(self.tcb.min_rtt),
             pacing_rate: self.tcb.pacing.then(|| Rate::from_bps(self.tcb.pacing_rate)),
             delivery_rate: (self.rate.rc.rate_interval > SimDuration::ZERO).then(|| {
                 Rate::from_bps((self.rate.rc.rate_delivered.max(0) as f64 * 8.0 / self.rate.rc.rate_interval.as_secs_f64()) as u64)
             }),
             delivery_rate_app_limited: self.rate.rc.rate_app_limited,
-            retransmits: self.retransmits,
+            retransmits,
             rto_count: self.rto_count,
             bytes_sent: self.bytes_sent,
             bytes_acked: self.bytes_acked,
