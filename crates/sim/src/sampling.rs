@@ -12,7 +12,7 @@ use crate::build::Network;
 use crate::recorder::series;
 use crate::scenario::Scenario;
 use tcplab_core::{FlowId, LinkId, SimTime};
-use tcplab_tcp::{FlowSender, SenderGauges};
+use tcplab_tcp::FlowSender;
 
 series! {
     /// Per-group time series (flow_groups.parquet): one row per group of flows (one algorithm
@@ -150,19 +150,6 @@ pub struct FlowSample {
     pub inflight_pkts: f64,
     pub srtt_ms: Option<f64>,
     pub retransmits: f64,
-}
-
-/// What a sample of a flow group reads of one flow, kept up to date by the event loop
-/// whenever the flow's sender or receiver changes (`World::pump`, a data packet's delivery):
-/// a sample of thousands of flows then reads one small vector in order instead of each
-/// flow's sender and receiver, which are out of cache between their packets.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct FlowGauge {
-    pub start: SimTime,
-    pub completed_at: Option<SimTime>,
-    pub sender: SenderGauges,
-    /// In-order payload bytes delivered to the receiving application.
-    pub delivered_bytes: u64,
 }
 
 /// Reused buffers of the per-group percentiles (no allocation per sample once grown).

@@ -13,7 +13,7 @@
 use crate::build::{build_with, Flow, Network};
 use crate::error::ScenarioError;
 use crate::recorder::{Columns, FlowRtt, FlowSeries, LinkSeries, RttSeries};
-use crate::sampling::{is_active, FlowGauge, FlowGroupSeries, FlowSample, GroupScratch, SamplePlan};
+use crate::sampling::{is_active, FlowGroupSeries, FlowSample, GroupScratch, SamplePlan};
 use crate::scenario::Scenario;
 use crate::tsq::Tsq;
 use std::collections::VecDeque;
@@ -23,7 +23,6 @@ use tcplab_net::link::{Asks, Direction, Next};
 use tcplab_net::radio::RadioDelivery;
 use tcplab_net::sojourn::SojournStats;
 use tcplab_net::DropReason;
-use tcplab_tcp::SenderGauges;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Event {
@@ -132,8 +131,6 @@ pub struct World {
     pub flow_group_series: FlowGroupSeries,
     /// Reused per sample: one group's flows and the buffers of its percentiles.
     flow_samples: Vec<FlowSample>,
-    /// Per flow, what a sample of its group reads; empty when flows are sampled one by one.
-    gauges: Vec<FlowGauge>,
     group_scratch: GroupScratch,
     pub link_series: LinkSeries,
     pub rtt_series: RttSeries,
@@ -186,8 +183,7 @@ impl World {
             Some(_) => (FlowSeries::default(), FlowGroupSeries::with_capacity(samples * flow_rows)),
             None => (FlowSeries::with_capacity(samples * flow_rows), FlowGroupSeries::default()),
         };
-        let mut world = World {
-            gauges: Vec::new(),
+        Ok(World {
             flow_series,
             flow_group_series,
             flow_samples: Vec::new(),
@@ -215,11 +211,7 @@ impl World {
             rtt: vec![FlowRtt::default(); flows],
             flow_baseline: vec![Baseline::default(); flows],
             backlog_max: vec![0; links],
-        };
-        if world.plan.groups.is_some() {
-            world.gauges = (0..flows).map(|i| world.gauge_now(i)).collect();
-        }
-        Ok(world)
+        })
     }
 
     pub fn now(&self) -> SimTime {
@@ -387,11 +379,7 @@ impl World {
         match pkt.kind {
             PacketKind::Data(hdr) => {
                 let (src, dst) = (flow.src, flow.dst);
-                let acks = flow.receiver.on_data(now, &hdr, pkt.ecn);
-                if let Some(gauge) = self.gauges.get_mut(f as usize) {
-                    gauge.delivered_bytes = flow.receiver.delivered_bytes();
-                }
-                for ack in acks {
+                for ack in flow.receiver.on_data(now, &hdr, pkt.ecn) {
                     self.send_from_host(Packet::ack(f, dst, src, ack), now);
                 }
                 self.arm_receiver_timer(f);
@@ -463,9 +451,6 @@ impl World {
         }
         let flow = &mut self.net.flows[f as usize];
         flow.sender.end_write(now);
-        if let Some(gauge) = self.gauges.get_mut(f as usize) {
-            (gauge.sender, gauge.completed_at) = (flow.sender.gauges(), flow.completed_at);
-        }
         let deadlines = [(TimerSlot::Rto, flow.sender.rto_deadline()), (TimerSlot::Pacing, flow.sender.pacing_release())];
         for (slot, deadline) in deadlines {
             let Some(at) = deadline else { continue };
@@ -584,9 +569,10 @@ impl World {
         }
     }
 
-    /// Goodput (Mbit/s) and retransmissions of flow `i` since the previous sample, given its
-    /// cumulative delivered bytes and retransmissions now, moving its baseline to now.
-    fn interval_counts(&mut self, i: usize, delivered: u64, retransmits: u64) -> (f64, f64) {
+    /// Goodput (Mbit/s) and retransmissions of flow `i` since the previous sample, moving its
+    /// baseline to now.
+    fn interval_counts(&mut self, i: usize, retransmits: u64) -> (f64, f64) {
+        let delivered = self.net.flows[i].receiver.delivered_bytes();
         let base = std::mem::replace(&mut self.flow_baseline[i], Baseline { delivered_bytes: delivered, retransmits });
         ((delivered - base.delivered_bytes) as f64 * 8e-6 / self.sample_interval.as_secs_f64(), (retransmits - base.retransmits) as f64)
     }
@@ -594,9 +580,8 @@ impl World {
     fn sample_each_flow(&mut self, t: f64) {
         let nan_if_none = |v: Option<f64>| v.unwrap_or(f64::NAN);
         for i in 0..self.net.flows.len() {
-            let flow = &self.net.flows[i];
-            let (st, delivered) = (flow.sender.stats(), flow.receiver.delivered_bytes());
-            let (goodput_mbps, retransmits) = self.interval_counts(i, delivered, st.retransmits);
+            let st = self.net.flows[i].sender.stats();
+            let (goodput_mbps, retransmits) = self.interval_counts(i, st.retransmits);
             let s = &mut self.flow_series;
             s.t_s.push(t);
             s.flow.push(i as u32);
@@ -626,10 +611,12 @@ impl World {
         for group in &groups {
             samples.clear();
             for &i in &group.flows {
-                let gauge = self.gauges[i as usize];
-                debug_assert_eq!(gauge, self.gauge_now(i as usize), "flow {i}'s gauge is stale");
-                let (sender, active) = (gauge.sender, is_active(gauge.start, gauge.completed_at, now));
-                let (goodput_mbps, retransmits) = self.interval_counts(i as usize, gauge.delivered_bytes, sender.retransmits);
+                // The sender's gauges, not its full snapshot: with thousands of flows each
+                // flow's state is out of cache, and the snapshot reads much more of it (the
+                // algorithm's mode and BBR model through its box, the rates).
+                let flow = &self.net.flows[i as usize];
+                let (active, sender) = (is_active(flow.start, flow.completed_at, now), flow.sender.gauges());
+                let (goodput_mbps, retransmits) = self.interval_counts(i as usize, sender.retransmits);
                 samples.push(FlowSample {
                     active,
                     goodput_mbps,
@@ -643,13 +630,6 @@ impl World {
         }
         self.plan.groups = Some(groups);
         self.flow_samples = samples;
-    }
-
-    /// Flow `i`'s gauge read off its sender and receiver (what `gauges` must hold).
-    fn gauge_now(&self, i: usize) -> FlowGauge {
-        let flow = &self.net.flows[i];
-        let sender = SenderGauges::of(&flow.sender.stats());
-        FlowGauge { start: flow.start, completed_at: flow.completed_at, sender, delivered_bytes: flow.receiver.delivered_bytes() }
     }
 
     /// Packets held by links and the cell right now (queued, in service, propagating).
@@ -713,37 +693,6 @@ mod tests {
             e.message.starts_with("the run was stopped at 0.500 s of 2s: its 100 per-ACK RTT samples reached record.memory_limit"),
             "{e}"
         );
-    }
-
-    #[test]
-    fn flow_gauges_follow_every_change_of_senders_and_receivers() {
-        // Groups of two stacks; bulk flows, short transfers that complete, a late start and
-        // a stop: after every event, each flow's gauge is what its sender and receiver say.
-        let scenario = crate::resolve(json!({
-            "duration": "3s",
-            "record": {"flows": "groups"},
-            "topology": {"kind": "dumbbell", "bottleneck": {"rate": "20Mbps", "delay": "10ms", "buffer": "30pkt"}},
-            "flows": [
-                {"cc": "cubic", "count": 3},
-                {"cc": "bbr", "start": "500ms", "stop": "2s"},
-                {"cc": "reno", "tcp": {"stack": "ns3"}, "count": 2},
-                {"cc": "cubic", "count": 4, "bytes": "150KB", "start": {"spread": ["0s", "1s"]}},
-            ],
-        }))
-        .unwrap();
-        let mut world = World::new(scenario, &mut || Ok::<(), ScenarioError>(())).unwrap();
-        let end = world.end();
-        let mut events = 0;
-        while !world.run_until(end, 1) {
-            events += 1;
-            for i in 0..world.net.flows.len() {
-                assert_eq!(world.gauges[i], world.gauge_now(i), "flow {i} after event {events} at {:?}", world.now());
-            }
-        }
-        assert!(events > 10_000, "{events}");
-        let completed = world.net.flows.iter().filter(|f| f.completed_at.is_some()).count();
-        assert_eq!(completed, 5, "the 4 transfers and the stopped flow complete");
-        assert!(world.gauges.iter().any(|g| g.sender.retransmits > 0), "losses exercise retransmissions");
     }
 
     /// Reno behind a 10 Mbit/s access link (1.2 ms per 1500 B packet), 400 ms RTT.

@@ -90,8 +90,9 @@ pub struct SenderStats {
     pub bbr: Option<BbrInfo>,
 }
 
-/// The part of `SenderStats` that a sample of a flow group reads (`SenderGauges::of` fills
-/// those fields of the full snapshot), cheap to take after every change of the sender.
+/// The part of `SenderStats` that a sample of a flow group reads (the same values: each
+/// sender's `stats` takes them from its `gauges`), cheap to take for thousands of flows: it
+/// reads a few fields of the sender, where the full snapshot also asks the algorithm.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SenderGauges {
     pub cwnd_pkts: u32,
@@ -99,13 +100,6 @@ pub struct SenderGauges {
     pub srtt: Option<SimDuration>,
     /// Retransmitted segments, cumulative.
     pub retransmits: u64,
-}
-
-impl SenderGauges {
-    /// These gauges as fields of the full snapshot.
-    pub fn of(stats: &SenderStats) -> Self {
-        SenderGauges { cwnd_pkts: stats.cwnd_pkts, inflight_pkts: stats.inflight_pkts, srtt: stats.srtt, retransmits: stats.retransmits }
-    }
 }
 
 /// What the sender could put on the wire next, pacing aside.
