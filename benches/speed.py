@@ -12,9 +12,11 @@ half CUBIC and half BBR, on a 1 Gbit/s, 10 ms dumbbell with a 2000-packet buffer
 refuses (e.g. its recorded series over `record.memory_limit`) prints the refusal in its row;
 the `-100ms` and `-1s` variants sample that often instead of every 10 ms. `scaled-N` gives
 each of N flows the same 10 Mbit/s and 40 packets of buffer, so its events per packet do not
-depend on N: what its rate loses as N grows is memory traffic. Measured on 2026-11-26 (best
-of 3, interleaved with the build before): many-1000 1.21 M packets per wall-second and
-99 MB, many-10000 0.84 M and 284 MB, scaled-100/1000/4000 3.41/1.52/0.71 M, c 4.31 M.
+depend on N: what its rate loses as N grows is memory traffic. Measured on 2026-11-26, second
+session (best of 3, interleaved with the build before): many-1000 1.54 M packets per
+wall-second and 99 MB, many-10000 1.20 M and 296 MB, scaled-100/1000/4000 3.68/1.94/0.86 M,
+c 4.52 M (the build before measured 15-30 % slower in the day's first session: compare only runs
+interleaved on one machine).
 Run it from the repository root (trace paths are relative to the current
 directory). This is a benchmark, not a test: it never fails a build. Wall times move by
 ±10 % with the machine's other load: compare two builds by running them interleaved
