@@ -212,6 +212,10 @@ pub struct Direction {
     reports_tx_done: bool,
     /// Whether the queue is empty, as of the last call into it.
     queue_empty: bool,
+    /// Whether the queue's drop log (`DropSink::log_data_drops`, a sender's egress under TCP
+    /// Small Queues) holds data packets not yet taken: known without reading the log, which
+    /// lies past the lines a packet crossing an idle direction reads.
+    drops_logged: bool,
     /// Drops arrivals that exceed its token bucket, before the queue.
     pub policer: Option<Box<TokenBucket>>,
     /// Jitter and aggregation of arrivals, if any.
@@ -255,6 +259,7 @@ impl Direction {
         debug_assert!(queue.is_empty());
         Direction {
             queue_empty: true,
+            drops_logged: false,
             pass_through_bytes: queue.passes_through_when_empty(),
             id,
             name,
@@ -303,7 +308,26 @@ impl Direction {
             self.queue.enqueue(pkt, now, &mut self.stats.queue);
             self.queue_empty = self.queue.is_empty();
         }
+        self.note_logged_drops();
         self.start_next(now)
+    }
+
+    /// After a call into the queue, which may have logged dropped data packets.
+    #[inline]
+    fn note_logged_drops(&mut self) {
+        self.drops_logged = self.stats.queue.dropped_data.as_ref().is_some_and(|log| !log.is_empty());
+    }
+
+    /// Whether data packets the queue dropped wait in its log (`take_logged_drops`).
+    #[inline]
+    pub fn drops_logged(&self) -> bool {
+        self.drops_logged
+    }
+
+    /// The data packets the queue dropped since the last call, as (flow, payload bytes).
+    pub fn take_logged_drops(&mut self) -> Vec<(FlowId, u32)> {
+        self.drops_logged = false;
+        self.stats.queue.dropped_data.as_mut().map(std::mem::take).unwrap_or_default()
     }
 
     /// Whether the transmitter is serializing a packet at `now` (or finishes one now and its
@@ -328,6 +352,7 @@ impl Direction {
         }
         let dequeued = self.queue.dequeue(now, &mut self.stats.queue);
         self.queue_empty = self.queue.is_empty();
+        self.note_logged_drops();
         let Some(pkt) = dequeued else {
             let wake = self.queue.next_ready_at().filter(|&at| self.wake_at != Some(at)).map(|at| {
                 debug_assert!(at > now, "a queue held back a packet due now");
@@ -607,5 +632,6 @@ mod tests {
         assert!(offset_of!(Direction, model) + size_of::<Model>() <= offset_of!(Direction, stats));
         assert!(size_of::<Pipe>() <= 32, "{}", size_of::<Pipe>());
         assert_eq!(std::mem::align_of::<Direction>(), 64);
+        assert!(offset_of!(Direction, drops_logged) < 64, "the drop-log flag is read on every offer");
     }
 }

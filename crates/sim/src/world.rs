@@ -413,19 +413,17 @@ impl World {
 
     /// Releases the data packets link `l`'s queue discarded (logged only on egress links
     /// under TCP Small Queues). Runs on every enqueue and dequeue, so the common case (no
-    /// drop logged) is one inlined test.
+    /// drop logged) is one inlined test of a flag in the direction's first cache line.
     #[inline]
     fn tsq_release_drops(&mut self, l: LinkId) {
-        let log = &self.net.links[l as usize].stats.queue.dropped_data;
-        if log.as_ref().is_some_and(|log| !log.is_empty()) {
+        if self.net.links[l as usize].drops_logged() {
             self.tsq_release_logged(l);
         }
     }
 
     #[cold]
     fn tsq_release_logged(&mut self, l: LinkId) {
-        let log = self.net.links[l as usize].stats.queue.dropped_data.as_mut().expect("tested by the caller");
-        for (f, payload) in std::mem::take(log) {
+        for (f, payload) in self.net.links[l as usize].take_logged_drops() {
             self.tsq_release(l, f, payload);
         }
     }
