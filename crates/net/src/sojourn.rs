@@ -50,11 +50,12 @@ impl SojournStats {
     pub fn add(&mut self, wait: SimDuration) {
         let ns = wait.as_nanos();
         self.count += 1;
-        self.sum_ns += u128::from(ns);
         if ns == 0 {
+            // Not even the sum: it lies past the direction's first lines (`Direction`).
             self.zero += 1;
             return;
         }
+        self.sum_ns += u128::from(ns);
         let b = bucket(ns);
         if b >= self.buckets.len() {
             self.buckets.resize(b + 1, 0);

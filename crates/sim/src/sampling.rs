@@ -184,25 +184,47 @@ impl FlowGroupSeries {
         self.flows_active.push(goodput.len() as u32);
         self.goodput_mbps.push(goodput_sum);
         self.jain_index.push(if goodput.is_empty() { f64::NAN } else { crate::summary::jain_index(goodput) });
-        self.goodput_p5_mbps.push(nearest_rank(goodput, 0.05));
-        self.goodput_p50_mbps.push(nearest_rank(goodput, 0.5));
-        self.goodput_p95_mbps.push(nearest_rank(goodput, 0.95));
-        self.cwnd_p50_pkts.push(nearest_rank(cwnd, 0.5));
-        self.cwnd_p95_pkts.push(nearest_rank(cwnd, 0.95));
+        let [goodput_p5, goodput_p50, goodput_p95] = nearest_ranks(goodput, [0.05, 0.5, 0.95]);
+        self.goodput_p5_mbps.push(goodput_p5);
+        self.goodput_p50_mbps.push(goodput_p50);
+        self.goodput_p95_mbps.push(goodput_p95);
+        let [cwnd_p50, cwnd_p95] = nearest_ranks(cwnd, [0.5, 0.95]);
+        self.cwnd_p50_pkts.push(cwnd_p50);
+        self.cwnd_p95_pkts.push(cwnd_p95);
         self.inflight_pkts.push(inflight);
-        self.srtt_p50_ms.push(nearest_rank(srtt, 0.5));
-        self.srtt_p95_ms.push(nearest_rank(srtt, 0.95));
+        let [srtt_p50, srtt_p95] = nearest_ranks(srtt, [0.5, 0.95]);
+        self.srtt_p50_ms.push(srtt_p50);
+        self.srtt_p95_ms.push(srtt_p95);
         self.retransmits.push(retransmits);
     }
 }
 
-/// The value at rank ⌈q·n⌉ (1-based) of `values` sorted; NaN when empty. Reorders `values`.
-pub fn nearest_rank(values: &mut [f64], q: f64) -> f64 {
-    if values.is_empty() {
-        return f64::NAN;
+/// The values at ranks ⌈q·n⌉ (1-based) of `values` sorted, one per q of `qs` (ascending);
+/// NaN each when empty. Reorders `values`. It selects the middle rank first, then each side's
+/// ranks within that side only: three percentiles cost about two passes over the values, not
+/// three (the per-group percentiles are most of a sample's work with thousands of flows).
+pub fn nearest_ranks<const N: usize>(values: &mut [f64], qs: [f64; N]) -> [f64; N] {
+    let mut out = [f64::NAN; N];
+    if !values.is_empty() {
+        let n = values.len();
+        let ranks = qs.map(|q| ((q * n as f64).ceil() as usize).clamp(1, n) - 1);
+        debug_assert!(ranks.is_sorted(), "quantiles must ascend: {qs:?}");
+        select_ranks(values, 0, &ranks, &mut out);
     }
-    let rank = ((q * values.len() as f64).ceil() as usize).clamp(1, values.len());
-    *values.select_nth_unstable_by(rank - 1, f64::total_cmp).1
+    out
+}
+
+/// Puts in `out[i]` the value at 0-based rank `ranks[i]` (ascending, each at least `offset`)
+/// of the whole sorted set, of which `values` holds the ranks from `offset` on.
+fn select_ranks(values: &mut [f64], offset: usize, ranks: &[usize], out: &mut [f64]) {
+    let Some(&rank) = ranks.get(ranks.len() / 2) else { return };
+    let (left, value, right) = values.select_nth_unstable_by(rank - offset, f64::total_cmp);
+    // Ranks equal to this one (small groups) take its value; the others lie on one side.
+    let (below, from) = (ranks.partition_point(|&r| r < rank), ranks.partition_point(|&r| r <= rank));
+    out[below..from].fill(*value);
+    let (out_left, rest) = out.split_at_mut(below);
+    select_ranks(left, offset, &ranks[..below], out_left);
+    select_ranks(right, rank + 1, &ranks[from..], &mut rest[from - below..]);
 }
 
 /// Whether a flow counts as active at `now`: started and not complete.
@@ -218,9 +240,23 @@ mod tests {
     fn nearest_rank_percentiles_by_hand() {
         // 1..=20: p5 is rank 1, the median rank 10, p95 rank 19.
         let mut v: Vec<f64> = (1..=20).rev().map(f64::from).collect();
-        assert_eq!([nearest_rank(&mut v, 0.05), nearest_rank(&mut v, 0.5), nearest_rank(&mut v, 0.95)], [1.0, 10.0, 19.0]);
-        assert_eq!(nearest_rank(&mut [7.0], 0.95), 7.0);
-        assert!(nearest_rank(&mut [], 0.5).is_nan());
+        assert_eq!(nearest_ranks(&mut v, [0.05, 0.5, 0.95]), [1.0, 10.0, 19.0]);
+        assert_eq!(nearest_ranks(&mut [7.0], [0.05, 0.5, 0.95]), [7.0; 3]);
+        assert_eq!(nearest_ranks(&mut [9.0, 3.0], [0.05, 0.5, 0.95]), [3.0, 3.0, 9.0]);
+        assert!(nearest_ranks(&mut [], [0.5, 0.95]).iter().all(|v| v.is_nan()));
+    }
+
+    #[test]
+    fn nearest_ranks_match_a_sorted_copy_for_every_size_and_many_ties() {
+        let mut rng = tcplab_core::SimRng::stream(3, "ranks");
+        let quantiles = [0.05, 0.25, 0.5, 0.75, 0.95];
+        for n in 1..300usize {
+            let values: Vec<f64> = (0..n).map(|_| (rng.next_u64() % (n as u64 / 3 + 1)) as f64 - 5.0).collect();
+            let mut sorted = values.clone();
+            sorted.sort_by(f64::total_cmp);
+            let expected = quantiles.map(|q| sorted[((q * n as f64).ceil() as usize).clamp(1, n) - 1]);
+            assert_eq!(nearest_ranks(&mut values.clone(), quantiles), expected, "n = {n}");
+        }
     }
 
     #[test]
