@@ -294,6 +294,9 @@ impl FlowRtt {
     }
 }
 
+/// The RTT percentiles a flow's summary reports, in its order: p50, p95, p99.
+pub const SUMMARY_QUANTILES: [f64; 3] = [0.5, 0.95, 0.99];
+
 /// Samples whose histogram bucket waits in `RttStats::pending`: consecutive RTTs of a flow
 /// fall in the same few buckets, so a batch touches the histogram's memory once.
 const PENDING: usize = 8;
@@ -303,16 +306,32 @@ const PENDING: usize = 8;
 /// buckets between the smallest and the largest sample are held: a flow whose RTT spans
 /// 40 to 400 ms needs ~460 of them, and one without samples none. The latest samples' buckets
 /// are added in batches (`PENDING`); the statistics read as if each had been added at once.
+/// When its flow completes, no ACK brings it another sample, so the record keeps only what
+/// the summary reads (`freeze`): a finished flow holds no histogram.
 #[derive(Clone, Debug, Default)]
 pub struct RttStats {
     count: u64,
     sum_ms: f64,
-    buckets: Vec<u64>,
-    /// Index of `buckets[0]` among all `BUCKETS`.
-    first: u32,
-    /// The buckets of the samples not yet in `buckets`, oldest first.
+    histogram: Histogram,
+    /// Index of the live histogram's first bucket among all `BUCKETS`.
+    first: u16,
+    /// The buckets of the samples not yet in the histogram, oldest first.
     pending_len: u8,
     pending: [u16; PENDING],
+}
+
+#[derive(Clone, Debug)]
+enum Histogram {
+    /// Samples per bucket, from bucket `RttStats::first` on.
+    Live(Vec<u64>),
+    /// The summary's percentiles (`SUMMARY_QUANTILES`), taken when the flow completed.
+    Frozen(Box<[Option<f64>; 3]>),
+}
+
+impl Default for Histogram {
+    fn default() -> Self {
+        Histogram::Live(Vec::new())
+    }
 }
 
 const BUCKET_RATIO_LN: f64 = 0.004_987_541_511_038_968; // ln(1.005)
@@ -321,6 +340,7 @@ const BUCKETS: usize = 4_200;
 
 impl RttStats {
     pub fn add(&mut self, rtt_ms: f64) {
+        debug_assert!(matches!(self.histogram, Histogram::Live(_)), "an RTT sample after the flow completed");
         self.count += 1;
         self.sum_ms += rtt_ms;
         let us = (rtt_ms * 1e3).max(1.0);
@@ -340,22 +360,23 @@ impl RttStats {
     }
 
     fn count_in_bucket(&mut self, idx: usize) {
+        let Histogram::Live(buckets) = &mut self.histogram else { return };
         let mut first = self.first as usize;
-        if self.buckets.is_empty() {
+        if buckets.is_empty() {
             first = idx;
         } else if idx < first {
             // Grow downwards by at least the held span, so that a falling RTT moves the
             // buckets a few times, not once per new bucket.
-            let grow = (first - idx).max(self.buckets.len()).min(first);
-            self.buckets.splice(0..0, std::iter::repeat_n(0, grow));
+            let grow = (first - idx).max(buckets.len()).min(first);
+            buckets.splice(0..0, std::iter::repeat_n(0, grow));
             first -= grow;
         }
-        self.first = first as u32;
+        self.first = first as u16;
         let i = idx - first;
-        if i >= self.buckets.len() {
-            self.buckets.resize(i + 1, 0);
+        if i >= buckets.len() {
+            buckets.resize(i + 1, 0);
         }
-        self.buckets[i] += 1;
+        buckets[i] += 1;
     }
 
     pub fn count(&self) -> u64 {
@@ -366,19 +387,43 @@ impl RttStats {
         (self.count > 0).then(|| self.sum_ms / self.count as f64)
     }
 
-    /// The `q`-quantile (0 < q ≤ 1), as the geometric middle of its bucket.
-    pub fn quantile_ms(&self, q: f64) -> Option<f64> {
+    /// Bytes of the histogram's allocation.
+    pub fn heap_bytes(&self) -> usize {
+        match &self.histogram {
+            Histogram::Live(buckets) => buckets.capacity() * std::mem::size_of::<u64>(),
+            Histogram::Frozen(_) => std::mem::size_of::<[Option<f64>; 3]>(),
+        }
+    }
+
+    /// The summary's percentiles (`SUMMARY_QUANTILES`).
+    pub fn summary_quantiles_ms(&self) -> [Option<f64>; 3] {
+        match &self.histogram {
+            Histogram::Live(_) => SUMMARY_QUANTILES.map(|q| self.quantile_ms(q)),
+            Histogram::Frozen(quantiles) => **quantiles,
+        }
+    }
+
+    /// Keeps the summary's percentiles and frees the histogram: for a flow that completed,
+    /// which measures no more RTTs (its sender has nothing left to be acknowledged).
+    pub fn freeze(&mut self) {
+        let quantiles = Box::new(self.summary_quantiles_ms());
+        (self.histogram, self.pending_len) = (Histogram::Frozen(quantiles), 0);
+    }
+
+    /// The `q`-quantile (0 < q ≤ 1) of a live histogram, as the geometric middle of its bucket.
+    fn quantile_ms(&self, q: f64) -> Option<f64> {
         if self.pending_len > 0 {
             let mut all = self.clone();
             all.flush();
             return all.quantile_ms(q);
         }
+        let Histogram::Live(buckets) = &self.histogram else { unreachable!("only a live histogram is asked for any quantile") };
         if self.count == 0 {
             return None;
         }
         let rank = ((q * self.count as f64).ceil() as u64).clamp(1, self.count);
         let mut seen = 0;
-        for (i, &c) in self.buckets.iter().enumerate() {
+        for (i, &c) in buckets.iter().enumerate() {
             seen += c;
             if seen >= rank {
                 return Some((((self.first as usize + i) as f64 + 0.5) * BUCKET_RATIO_LN).exp() * 1e-3);
@@ -477,6 +522,14 @@ mod tests {
     }
     use super::*;
 
+    /// The live histogram's buckets.
+    fn held(s: &RttStats) -> &[u64] {
+        match &s.histogram {
+            Histogram::Live(buckets) => buckets,
+            Histogram::Frozen(_) => panic!("frozen"),
+        }
+    }
+
     #[test]
     fn quantiles_are_within_bucket_precision() {
         let mut s = RttStats::default();
@@ -500,7 +553,7 @@ mod tests {
         }
         s.flush();
         // Below 1 µs and above ~1000 s land in the end buckets; the others in their own.
-        assert_eq!(s.buckets.len(), BUCKETS);
+        assert_eq!(held(&s).len(), BUCKETS);
         let q = |q: f64| s.quantile_ms(q).unwrap();
         assert!(q(1.0 / 6.0) < 0.0011 && (q(2.0 / 6.0) / 30.0 - 1.0).abs() < 0.0026 && (q(0.5) / 40.0 - 1.0).abs() < 0.0026);
         assert!((q(4.0 / 6.0) / 100.0 - 1.0).abs() < 0.0026 && (q(5.0 / 6.0) / 400.0 - 1.0).abs() < 0.0026 && q(1.0) > 1e6);
@@ -508,7 +561,7 @@ mod tests {
         for i in 0..1000 {
             narrow.add(40.0 + (i % 360) as f64);
         }
-        assert!(narrow.buckets.len() < 500, "{}", narrow.buckets.len());
+        assert!(held(&narrow).len() < 500, "{}", held(&narrow).len());
     }
 
     #[test]
@@ -518,10 +571,26 @@ mod tests {
         for ms in 1..=11 {
             s.add(ms as f64);
         }
-        assert_eq!((s.pending_len, s.buckets.iter().sum::<u64>()), (3, 8));
+        assert_eq!((s.pending_len, held(&s).iter().sum::<u64>()), (3, 8));
         assert!((s.quantile_ms(1.0).unwrap() / 11.0 - 1.0).abs() < 0.0026);
         assert!((s.quantile_ms(10.0 / 11.0).unwrap() / 10.0 - 1.0).abs() < 0.0026);
         assert!((s.quantile_ms(0.5).unwrap() / 6.0 - 1.0).abs() < 0.0026);
+    }
+
+    #[test]
+    fn a_frozen_record_keeps_the_summary_and_frees_its_histogram() {
+        let mut s = RttStats::default();
+        for i in 1..=301 {
+            s.add(f64::from(i % 97) + 0.5); // 0.5 .. 96.5 ms, the last 5 pending
+        }
+        let (summary, mean) = (s.summary_quantiles_ms(), s.mean_ms());
+        assert!(held(&s).len() > 800 && summary.iter().all(Option::is_some));
+        s.freeze();
+        assert!(matches!(s.histogram, Histogram::Frozen(_)));
+        assert_eq!((s.summary_quantiles_ms(), s.mean_ms(), s.count()), (summary, mean, 301));
+        let mut none = RttStats::default();
+        none.freeze();
+        assert_eq!((none.summary_quantiles_ms(), none.mean_ms()), ([None; 3], None));
     }
 
     #[test]

@@ -235,6 +235,7 @@ pub fn summarize(w: &World) -> Summary {
             let active_until = f.completed_at.unwrap_or(end);
             let active_s = active_until.saturating_since(f.start).as_secs_f64();
             let rtt = &w.rtt[i].samples;
+            let [rtt_p50_ms, rtt_p95_ms, rtt_p99_ms] = rtt.summary_quantiles_ms();
             FlowSummary {
                 id: i as u32,
                 cc: w.scenario.flows[i].cc.name().to_string(),
@@ -243,9 +244,9 @@ pub fn summarize(w: &World) -> Summary {
                 dst: names(f.dst),
                 goodput_mbps: if active_s > 0.0 { f.receiver.delivered_bytes() as f64 * 8e-6 / active_s } else { 0.0 },
                 rtt_mean_ms: rtt.mean_ms(),
-                rtt_p50_ms: rtt.quantile_ms(0.5),
-                rtt_p95_ms: rtt.quantile_ms(0.95),
-                rtt_p99_ms: rtt.quantile_ms(0.99),
+                rtt_p50_ms,
+                rtt_p95_ms,
+                rtt_p99_ms,
                 srtt_mean_ms: w.rtt[i].smoothed.time_mean_ms(active_until),
                 srtt_update_mean_ms: w.rtt[i].smoothed.update_mean_ms(),
                 retransmits: st.retransmits,

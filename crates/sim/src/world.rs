@@ -403,6 +403,11 @@ impl World {
                 }
                 if flow.completed_at.is_none() && flow.sender.is_done() && flow.app.is_none_or(|a| a.finished()) {
                     flow.completed_at = Some(now);
+                    // Nothing is left to acknowledge, so no RTT is measured from now on: a
+                    // finished flow keeps no buffer or histogram sized by its past.
+                    flow.sender.release_buffers();
+                    flow.receiver.release_buffers();
+                    self.rtt[f as usize].samples.freeze();
                 }
                 self.pump(f, now);
             }
@@ -718,6 +723,33 @@ mod tests {
             e.message.starts_with("the run was stopped at 0.500 s of 2s: its 100 per-ACK RTT samples reached record.memory_limit"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_finished_flow_keeps_no_buffer_sized_by_its_window() {
+        // 2 MB through a 40-packet buffer: windows of tens of segments, losses and SACK holes.
+        let scenario = crate::resolve(json!({
+            "duration": "10s",
+            "topology": {"kind": "dumbbell", "bottleneck": {"rate": "20Mbps", "delay": "20ms", "buffer": "40pkt"}},
+            "flows": [{"cc": "cubic", "bytes": "2MB"}, {"cc": "bbr", "bytes": "2MB", "tcp": {"stack": "ns3"}}],
+        }))
+        .unwrap();
+        let mut world = World::new(scenario, &mut || Ok::<(), ScenarioError>(())).unwrap();
+        let held = |w: &World, i: usize| {
+            let flow = &w.net.flows[i];
+            flow.sender.heap_bytes() + flow.receiver.heap_bytes() + w.rtt[i].samples.heap_bytes()
+        };
+        let mut peak = [0; 2];
+        while !world.run_until(world.end(), 1) {
+            for (i, peak) in peak.iter_mut().enumerate() {
+                *peak = (*peak).max(held(&world, i));
+            }
+        }
+        for (i, peak) in peak.into_iter().enumerate() {
+            assert!(world.net.flows[i].completed_at.is_some(), "flow {i} did not complete");
+            assert!(peak > 2_000 && held(&world, i) <= 48, "flow {i}: {peak} B at most, {} B at the end", held(&world, i));
+        }
+        assert!(crate::summary::summarize(&world).flows.iter().all(|f| f.rtt_p99_ms.is_some()));
     }
 
     /// Reno behind a 10 Mbit/s access link (1.2 ms per 1500 B packet), 400 ms RTT.

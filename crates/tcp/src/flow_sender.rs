@@ -50,6 +50,10 @@ impl FlowSender {
         fn send_buffer_free(&self) -> u64;
         /// All written data is sent and acknowledged.
         fn is_done(&self) -> bool;
+        /// Frees the buffers' room beyond what they hold (all of it once done).
+        fn release_buffers(&mut self);
+        /// Bytes of the buffers sized by the window.
+        fn heap_bytes(&self) -> usize;
         /// Processes an ACK; drain `poll_transmit` afterwards.
         fn on_ack(&mut self, now: SimTime, ack: &AckHeader) -> AckOutcome;
         /// The next segment that may leave now, or None.

@@ -67,6 +67,16 @@ impl Default for Rack {
 }
 
 impl Rack {
+    /// Frees the room beyond the transmissions held.
+    pub(crate) fn release_room(&mut self) {
+        self.sent.shrink_to_fit();
+    }
+
+    /// Bytes of the transmissions' allocation.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.sent.capacity() * std::mem::size_of::<(u32, u32)>()
+    }
+
     /// A segment was put on the wire (new or retransmitted): it goes to the tail.
     pub(crate) fn on_sent(&mut self, seq: u32, seg: &Segment) {
         self.sent.push_back((seg.order, seq));

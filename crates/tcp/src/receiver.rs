@@ -350,6 +350,17 @@ impl TcpReceiver {
         }
     }
 
+    /// Frees the out-of-order list's room beyond the ranges held (none once the flow is
+    /// complete): a finished flow keeps no buffer sized by its past window.
+    pub fn release_buffers(&mut self) {
+        self.ooo.shrink_to_fit();
+    }
+
+    /// Bytes of the receiver's own allocations (the out-of-order list).
+    pub fn heap_bytes(&self) -> usize {
+        self.ooo.capacity() * std::mem::size_of::<OooRange>()
+    }
+
     /// In-order payload bytes delivered to the application so far.
     pub fn delivered_bytes(&self) -> u64 {
         self.delivered_bytes

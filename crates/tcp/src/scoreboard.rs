@@ -139,6 +139,14 @@ impl Scoreboard {
     pub(crate) fn packets_out(&self) -> u32 {
         self.segs.len() as u32
     }
+    /// Frees the ring's room beyond the segments held (all of it once everything is acked).
+    pub(crate) fn release_room(&mut self) {
+        self.segs.shrink_to_fit();
+    }
+    /// Bytes of the ring's allocation.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.segs.capacity() * std::mem::size_of::<Segment>()
+    }
     pub(crate) fn sacked_out(&self) -> u32 {
         self.sacked_out
     }

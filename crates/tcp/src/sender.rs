@@ -333,6 +333,19 @@ impl TcpSender {
         self.app_bytes != u64::MAX && self.new_bytes_sent == self.app_bytes && self.sb.packets_out() == 0
     }
 
+    /// Frees the scoreboard's and RACK's room beyond what they hold (all of it when done).
+    pub fn release_buffers(&mut self) {
+        self.sb.release_room();
+        if let Some(rack) = self.rack.as_mut() {
+            rack.release_room();
+        }
+    }
+
+    /// Bytes of the buffers sized by the window (scoreboard, RACK's transmissions).
+    pub fn heap_bytes(&self) -> usize {
+        self.sb.heap_bytes() + self.rack.as_ref().map_or(0, Rack::heap_bytes)
+    }
+
     /// Linux per-ACK processing (`tcp_ack`). Call [`poll_transmit`](Self::poll_transmit)
     /// afterwards.
     pub fn on_ack(&mut self, now: SimTime, ack: &AckHeader) -> AckOutcome {

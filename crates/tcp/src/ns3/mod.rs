@@ -185,6 +185,21 @@ impl Ns3Sender {
         self.app_bytes != u64::MAX && self.new_bytes_sent == self.app_bytes && self.sb.packets_out() == 0
     }
 
+    /// Frees the scoreboard's, the RTT history's and the forced sends' room beyond what they
+    /// hold (all of it when done).
+    pub fn release_buffers(&mut self) {
+        self.sb.release_room();
+        self.history.shrink_to_fit();
+        self.forced.shrink_to_fit();
+    }
+
+    /// Bytes of the buffers sized by the window (scoreboard, RTT history, forced sends).
+    pub fn heap_bytes(&self) -> usize {
+        self.sb.heap_bytes()
+            + self.history.capacity() * std::mem::size_of::<RttHistory>()
+            + self.forced.capacity() * std::mem::size_of::<Transmit>()
+    }
+
     pub fn packets_out(&self) -> u32 {
         self.sb.packets_out()
     }
