@@ -402,16 +402,24 @@ impl World {
                     }
                 }
                 if flow.completed_at.is_none() && flow.sender.is_done() && flow.app.is_none_or(|a| a.finished()) {
-                    flow.completed_at = Some(now);
-                    // Nothing is left to acknowledge, so no RTT is measured from now on: a
-                    // finished flow keeps no buffer or histogram sized by its past.
-                    flow.sender.release_buffers();
-                    flow.receiver.release_buffers();
-                    self.rtt[f as usize].samples.freeze();
+                    self.complete(f, now);
                 }
                 self.pump(f, now);
             }
         }
+    }
+
+    /// Flow `f` has completed at `now`. Nothing is left to acknowledge, so no RTT is measured
+    /// from now on: a finished flow keeps no buffer or histogram sized by its past. Out of
+    /// line: once per flow, and inlined it made the ACK path around it slower.
+    #[cold]
+    #[inline(never)]
+    fn complete(&mut self, f: FlowId, now: SimTime) {
+        let flow = &mut self.net.flows[f as usize];
+        flow.completed_at = Some(now);
+        flow.sender.release_buffers();
+        flow.receiver.release_buffers();
+        self.rtt[f as usize].samples.freeze();
     }
 
     /// A data packet of flow `f` left link `l`: if that is the flow's egress, its bytes no

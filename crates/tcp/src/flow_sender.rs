@@ -50,7 +50,7 @@ impl FlowSender {
         fn send_buffer_free(&self) -> u64;
         /// All written data is sent and acknowledged.
         fn is_done(&self) -> bool;
-        /// Frees the buffers' room beyond what they hold (all of it once done).
+        /// Frees the buffers sized by the window once they are empty (when done).
         fn release_buffers(&mut self);
         /// Bytes of the buffers sized by the window.
         fn heap_bytes(&self) -> usize;

@@ -67,9 +67,11 @@ impl Default for Rack {
 }
 
 impl Rack {
-    /// Frees the room beyond the transmissions held.
+    /// Frees the list once no transmission is outstanding.
     pub(crate) fn release_room(&mut self) {
-        self.sent.shrink_to_fit();
+        if self.sent.is_empty() {
+            self.sent = VecDeque::new();
+        }
     }
 
     /// Bytes of the transmissions' allocation.

@@ -350,10 +350,12 @@ impl TcpReceiver {
         }
     }
 
-    /// Frees the out-of-order list's room beyond the ranges held (none once the flow is
-    /// complete): a finished flow keeps no buffer sized by its past window.
+    /// Frees the out-of-order list once it is empty (as when the flow is complete): a
+    /// finished flow keeps no buffer sized by its past window.
     pub fn release_buffers(&mut self) {
-        self.ooo.shrink_to_fit();
+        if self.ooo.is_empty() {
+            self.ooo = Vec::new();
+        }
     }
 
     /// Bytes of the receiver's own allocations (the out-of-order list).

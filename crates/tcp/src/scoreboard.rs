@@ -139,9 +139,12 @@ impl Scoreboard {
     pub(crate) fn packets_out(&self) -> u32 {
         self.segs.len() as u32
     }
-    /// Frees the ring's room beyond the segments held (all of it once everything is acked).
+    /// Frees the ring once everything is acked (dropped, not shrunk: no code beside the hot
+    /// path's own for the ring's type).
     pub(crate) fn release_room(&mut self) {
-        self.segs.shrink_to_fit();
+        if self.segs.is_empty() {
+            self.segs = VecDeque::new();
+        }
     }
     /// Bytes of the ring's allocation.
     pub(crate) fn heap_bytes(&self) -> usize {

@@ -333,7 +333,7 @@ impl TcpSender {
         self.app_bytes != u64::MAX && self.new_bytes_sent == self.app_bytes && self.sb.packets_out() == 0
     }
 
-    /// Frees the scoreboard's and RACK's room beyond what they hold (all of it when done).
+    /// Frees the scoreboard and RACK's list once empty (when done).
     pub fn release_buffers(&mut self) {
         self.sb.release_room();
         if let Some(rack) = self.rack.as_mut() {

@@ -185,12 +185,12 @@ impl Ns3Sender {
         self.app_bytes != u64::MAX && self.new_bytes_sent == self.app_bytes && self.sb.packets_out() == 0
     }
 
-    /// Frees the scoreboard's, the RTT history's and the forced sends' room beyond what they
-    /// hold (all of it when done).
+    /// Frees the scoreboard, the RTT history and the forced sends once empty (when done).
     pub fn release_buffers(&mut self) {
         self.sb.release_room();
-        self.history.shrink_to_fit();
-        self.forced.shrink_to_fit();
+        if self.history.is_empty() && self.forced.is_empty() {
+            (self.history, self.forced) = (VecDeque::new(), VecDeque::new());
+        }
     }
 
     /// Bytes of the buffers sized by the window (scoreboard, RTT history, forced sends).
