@@ -424,12 +424,6 @@ impl Direction {
         self.pipe.pop(now)
     }
 
-    /// Whether the queue holds packets (the direction's own flag: its queue is not read).
-    #[inline]
-    pub fn queue_holds_packets(&self) -> bool {
-        !self.queue_empty
-    }
-
     /// Packets in the queue (without touching the queue when it is known to be empty).
     #[inline]
     pub fn backlog_packets(&self) -> u32 {
