@@ -395,9 +395,15 @@ impl RttStats {
         }
     }
 
-    /// The summary's percentiles (`SUMMARY_QUANTILES`).
+    /// The summary's percentiles (`SUMMARY_QUANTILES`); pending samples are flushed into one
+    /// copy for all three.
     pub fn summary_quantiles_ms(&self) -> [Option<f64>; 3] {
         match &self.histogram {
+            Histogram::Live(_) if self.pending_len > 0 => {
+                let mut all = self.clone();
+                all.flush();
+                all.summary_quantiles_ms()
+            }
             Histogram::Live(_) => SUMMARY_QUANTILES.map(|q| self.quantile_ms(q)),
             Histogram::Frozen(quantiles) => **quantiles,
         }
