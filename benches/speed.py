@@ -18,14 +18,18 @@ packet at 100, 1000 and 4000 flows, while the rate falls fourfold). Measured on 
 build before): many-1000 1.54 M packets per wall-second and 99 MB (many-100 2.9 M, 78 MB),
 many-10000 1.20 M and 296 MB, scaled-100/1000/4000 3.68/1.94/0.86 M, c 4.52 M (the build before
 measured 15-30 % slower in the day's first session: compare only runs interleaved on one
-machine).
+machine). On two threads (docs/architecture.md, "Two threads"; 2026-11-26, third session, 3
+runs each interleaved with one thread and the build before): many-1000 2.09-2.12 M and 103 MB
+(one thread 1.54-1.57 M), many-10000 1.62 M and 344 MB (1.20 M, 313 MB), many-100 3.27-3.33 M
+(2.56-2.58 M), c 5.95-6.13 M (4.42-4.46 M).
 Run it from the repository root (trace paths are relative to the current
 directory). This is a benchmark, not a test: it never fails a build. Wall times move by
 ±10 % with the machine's other load: compare two builds by running them interleaved
 (PYTHONPATH pointing at the other build's package), or compare instructions:
 `valgrind --tool=callgrind` of a child run, less the instructions of the same scenario over
 1 ms (Python's start-up).
-Usage: .venv/bin/python benches/speed.py [SCENARIO.toml | MANY-FLOWS NAME ...]
+Usage: .venv/bin/python benches/speed.py [--threads=1|2] [SCENARIO.toml | MANY-FLOWS NAME ...]
+(threads: as `tcplab.run`'s, two when two cores are free by default)
 """
 
 import json
@@ -36,7 +40,7 @@ from pathlib import Path
 
 CHILD = """
 import json, resource, sys, tcplab
-r = tcplab.run(sys.argv[1])
+r = tcplab.run(sys.argv[1], threads=None if sys.argv[2] == "auto" else int(sys.argv[2]))
 run = r.summary["run"]
 run["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
 print(json.dumps(run))
@@ -81,24 +85,30 @@ MANY_FLOWS = {
 }
 
 
-def measure(path: Path) -> dict:
+def measure(path: Path, threads: str) -> dict:
     """The child run's summary["run"] with its own peak RSS, or {"refused": the error's last line}."""
-    out = subprocess.run([sys.executable, "-c", CHILD, str(path)], capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-c", CHILD, str(path), threads], capture_output=True, text=True)
     if out.returncode != 0:
         return {"refused": out.stderr.strip().splitlines()[-1]}
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
-    names = sys.argv[1:] or [*sorted(map(str, (Path(__file__).parent / "scenarios").glob("*.toml"))), *MANY_FLOWS]
-    print(f"{'scenario':<22} {'sim s':>7} {'wall s':>8} {'events':>12} {'delivered':>12} {'pkts/wall-s':>12} {'peak RSS MB':>12}")
+    args = sys.argv[1:]
+    threads = "auto"
+    if args and args[0].startswith("--threads="):
+        threads = args.pop(0).removeprefix("--threads=")
+    names = args or [*sorted(map(str, (Path(__file__).parent / "scenarios").glob("*.toml"))), *MANY_FLOWS]
+    print(
+        f"{'scenario':<22} {'sim s':>7} {'wall s':>8} {'threads':>7} {'events':>12} {'delivered':>12} {'pkts/wall-s':>12} {'peak RSS MB':>12}"
+    )
     with tempfile.TemporaryDirectory() as scratch:
         for name in names:
             path = Path(name)
             if name in MANY_FLOWS:
                 path = Path(scratch) / f"{name}.toml"
                 path.write_text(MANY_FLOWS[name](), encoding="utf-8")
-            report(path, measure(path))
+            report(path, measure(path, threads))
 
 
 def report(path: Path, r: dict) -> None:
@@ -107,7 +117,8 @@ def report(path: Path, r: dict) -> None:
         return
     rate = r["packets_delivered"] / r["wall_seconds"] if r["wall_seconds"] > 0 else float("inf")
     print(
-        f"{path.stem:<22} {r['sim_seconds']:>7.0f} {r['wall_seconds']:>8.2f} {r['events']:>12,} {r['packets_delivered']:>12,} {rate:>12,.0f} {r['peak_rss_mb']:>12.1f}"
+        f"{path.stem:<22} {r['sim_seconds']:>7.0f} {r['wall_seconds']:>8.2f} {r.get('threads', 1):>7} {r['events']:>12,}"
+        f" {r['packets_delivered']:>12,} {rate:>12,.0f} {r['peak_rss_mb']:>12.1f}"
     )
 
 

@@ -82,6 +82,16 @@ def test_run_applies_set_seed_and_no_plots(run_cli: RunCli, tiny_scenario: Path,
     assert not (tmp_path / "out" / "plots").exists()
 
 
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_run_takes_a_thread_count_and_names_it_in_the_headline(
+    run_cli: RunCli, tiny_scenario: Path, tmp_path: Path, threads: str
+) -> None:
+    outcome = run_cli("run", tiny_scenario, "-o", tmp_path / "out", "--no-plots", "--threads", threads)
+    assert outcome.code == 0, outcome.stderr
+    assert re.match(rf"tiny: 2 s simulated in \d+\.\d\d s on {threads} threads? \(", outcome.stdout), outcome.stdout
+    assert tcplab.load(tmp_path / "out").summary["run"]["threads"] == int(threads)
+
+
 def test_run_takes_a_study_name(run_cli: RunCli, tmp_path: Path) -> None:
     outcome = run_cli("run", "rtt-lens", "-o", tmp_path / "out", "--set", "duration=1s", "--no-plots")
     assert outcome.code == 0, outcome.stderr

@@ -189,6 +189,19 @@ def test_same_seed_gives_identical_frames() -> None:
     assert first.summary["flows"] == second.summary["flows"]
 
 
+def test_two_threads_give_the_results_of_one() -> None:
+    one, two = (tcplab.run(TINY_SCENARIO, seed=3, overrides=LOSSY, threads=n) for n in (1, 2))
+    assert (one.summary["run"]["threads"], two.summary["run"]["threads"]) == (1, 2)
+    assert_same_series(two, one)
+    assert {**two.summary, "run": None} == {**one.summary, "run": None}
+
+
+@pytest.mark.parametrize("threads", [0, -1, True, 1.5, "2"])
+def test_a_thread_count_that_is_not_a_positive_integer_is_refused_in_one_line(threads: object) -> None:
+    with pytest.raises(ValueError, match=r"^threads: .+ is not a thread count; allowed: 1 or more$"):
+        tcplab.run(TINY_SCENARIO, threads=threads)  # type: ignore[arg-type]
+
+
 def test_another_seed_on_a_lossy_link_gives_different_frames() -> None:
     first = tcplab.run(TINY_SCENARIO, seed=3, overrides=LOSSY)
     second = tcplab.run(TINY_SCENARIO, seed=4, overrides=LOSSY)

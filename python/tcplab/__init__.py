@@ -39,6 +39,7 @@ def run(
     overwrite: bool = False,
     plots: bool = True,
     progress: Callable[[float], None] | None = None,
+    threads: int | None = None,
     **settings: Any,
 ) -> Result:
     """Runs a scenario in the simulator and returns its Result.
@@ -49,13 +50,17 @@ def run(
     settings   more keys as keywords, `__` standing for a dot: duration="5s", flows__0__cc="bbr"
     output     when given, the run directory is written there (see `Result.save`)
     progress   called now and then with the fraction done; an exception it raises aborts the run
+    threads    1 or 2 (more count as 2): on 2, a network whose parts are joined only by wires of
+               1 ms or more (a dumbbell's sides) is simulated on two cores, with the same
+               results; None: 2 when this process may use two cores or more
 
     Raises ScenarioError (a ValueError) for a bad scenario or seed, RuntimeError for an internal
     failure; warns (ScenarioWarning) about settings that are allowed but unusual.
     """
     check_seed(seed)
+    threads = _usable_threads() if threads is None else _checked_threads(threads)
     # The core checks the scenario as it builds the run: the network is built once.
-    raw = _core.run(to_json(prepare(scenario, overrides, **settings)), seed, progress or _let_python_run)
+    raw = _core.run(to_json(prepare(scenario, overrides, **settings)), seed, progress or _let_python_run, threads)
     warn_unusual(raw["warnings"], stacklevel=3)
     result = Result.from_core(raw)
     if output is not None:
@@ -66,6 +71,17 @@ def run(
 def load(directory: str | os.PathLike[str]) -> Result:
     """Reads a run directory written by `Result.save` (or `tcplab run`)."""
     return Result.load(directory)
+
+
+def _usable_threads() -> int:
+    """2 when this process may run on two cores or more (its CPU affinity), else 1."""
+    return min(2, len(os.sched_getaffinity(0)))
+
+
+def _checked_threads(threads: object) -> int:
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise ValueError(f"threads: {threads!r} is not a thread count; allowed: 1 or more")
+    return threads
 
 
 def _let_python_run(fraction_done: float) -> None:

@@ -211,6 +211,15 @@ def run(
     overwrite: OverwriteOption = False,
     backend: RunBackendOption = RunBackend.SIM,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="With --backend emu: print the commands, run nothing.")] = False,
+    threads: Annotated[
+        int | None,
+        typer.Option(
+            "--threads",
+            min=1,
+            help="Simulate on 1 or 2 threads (a network whose parts are joined by wires of 1 ms or more, "
+            "such as a dumbbell's sides); the results are the same. Default: 2 when two cores are free to use.",
+        ),
+    ] = None,
 ) -> None:
     """Run a scenario, print its summary and write its run directory.
 
@@ -235,7 +244,7 @@ def run(
                 result = emulate_scenario(scenario, overrides=overrides, seed=seed)
             else:
                 with ProgressLine(name, describe=simulated_seconds(resolved)) as progress:
-                    result = run_scenario(scenario, seed=seed, overrides=overrides, progress=progress)
+                    result = run_scenario(scenario, seed=seed, overrides=overrides, progress=progress, threads=threads)
             with ProgressLine("plotting") as progress:
                 result.save(directory, overwrite=overwrite, plots=plots, progress=progress)
     print(format_summary(result))

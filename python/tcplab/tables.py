@@ -44,7 +44,8 @@ def format_summary(result: Result) -> str:
     else:
         headline = (
             f"{result.name}: {run_info['sim_seconds']:g} s simulated"
-            f" in {run_info['wall_seconds']:.2f} s ({run_info['events']:,} events,"
+            f" in {run_info['wall_seconds']:.2f} s on {run_info.get('threads', 1)} thread{'s' if run_info.get('threads', 1) > 1 else ''}"
+            f" ({run_info['events']:,} events,"
             f" seed {run_info['seed']})"
         )
     lines = [headline, "", _flow_table(summary["flows"]), "", _link_table(summary["links"])]

@@ -216,6 +216,9 @@ pub struct Direction {
     /// Small Queues) holds data packets not yet taken: known without reading the log, which
     /// lies past the lines a packet crossing an idle direction reads.
     drops_logged: bool,
+    /// Whether the far end is simulated apart and takes this direction's packets in batches
+    /// (`hand_over_in_batches`): a packet that starts goes to `outbound`, not the pipe.
+    hands_over: bool,
     /// Drops arrivals that exceed its token bucket, before the queue.
     pub policer: Option<Box<TokenBucket>>,
     /// Jitter and aggregation of arrivals, if any.
@@ -231,6 +234,9 @@ pub struct Direction {
     pub id: LinkId,
     pub from: NodeId,
     pub name: String,
+    /// Packets that started on a direction that hands over in batches, with their arrival
+    /// times, in the order they started.
+    outbound: Vec<(SimTime, Packet)>,
 }
 
 /// What the caller schedules for a direction after offering it a packet, finishing a
@@ -260,6 +266,8 @@ impl Direction {
         Direction {
             queue_empty: true,
             drops_logged: false,
+            hands_over: false,
+            outbound: Vec::new(),
             pass_through_bytes: queue.passes_through_when_empty(),
             id,
             name,
@@ -390,7 +398,12 @@ impl Direction {
                     Some(effects) => effects.arrival(at),
                     None => at,
                 };
-                self.pipe.push(at, pkt)
+                if self.hands_over {
+                    self.outbound.push((at, pkt));
+                    None
+                } else {
+                    self.pipe.push(at, pkt)
+                }
             }
             None => {
                 self.stats.link_losses += 1;
@@ -424,6 +437,51 @@ impl Direction {
         self.pipe.pop(now)
     }
 
+    /// The least time from a transmission's start to its arrival at the far end, when the
+    /// direction's packets may be handed over in batches: a constant-rate wire (its
+    /// propagation delay) without delivery effects.
+    pub fn min_transit(&self) -> Option<SimDuration> {
+        match (&self.model, &self.effects) {
+            (Model::Wired(wire), None) => Some(wire.delay),
+            _ => None,
+        }
+    }
+
+    /// Makes the direction keep the packets it starts (`outbound`) instead of putting them in
+    /// its pipe, for the caller to hand them to the far end's pipe (`receive`) in batches:
+    /// the far end is simulated apart (`tcplab_sim::regions`). Only an in-order pipe can be
+    /// handed over so.
+    pub fn hand_over_in_batches(&mut self) {
+        assert!(self.min_transit().is_some(), "only a wire without delivery effects hands over in batches");
+        self.hands_over = true;
+    }
+
+    /// The packets started since the last call, with their arrival times, oldest first.
+    pub fn take_outbound(&mut self) -> Vec<(SimTime, Packet)> {
+        std::mem::take(&mut self.outbound)
+    }
+
+    /// Gives back the emptied vector `take_outbound` returned, so that the next batch reuses
+    /// its capacity instead of growing a new one.
+    pub fn recycle_outbound(&mut self, mut emptied: Vec<(SimTime, Packet)>) {
+        emptied.clear();
+        if self.outbound.is_empty() {
+            self.outbound = emptied;
+        }
+    }
+
+    /// A packet handed over from the transmitting end enters the pipe; returns the arrival
+    /// to schedule, if it needs one (as `Asks::arrival`).
+    pub fn receive(&mut self, at: SimTime, pkt: Packet) -> Option<SimTime> {
+        self.pipe.push(at, pkt)
+    }
+
+    /// Exchanges pipes with `other`, the same direction as simulated at its far end.
+    pub fn swap_pipe(&mut self, other: &mut Direction) {
+        debug_assert_eq!(self.id, other.id);
+        std::mem::swap(&mut self.pipe, &mut other.pipe);
+    }
+
     /// Packets in the queue (without touching the queue when it is known to be empty).
     #[inline]
     pub fn backlog_packets(&self) -> u32 {
@@ -436,7 +494,7 @@ impl Direction {
 
     /// Packets held by this direction: queued, and in service or propagating.
     pub fn packets_held(&self) -> u64 {
-        self.queue.len_packets() as u64 + self.pipe.len() as u64
+        self.queue.len_packets() as u64 + self.pipe.len() as u64 + self.outbound.len() as u64
     }
 }
 
@@ -570,6 +628,33 @@ mod tests {
     }
 
     #[test]
+    fn a_direction_handing_over_in_batches_keeps_what_it_starts_for_the_far_end() {
+        let droptail = || DroptailConfig {}.build(QueueContext::for_tests(QueueLimit::Packets(10), None));
+        let (mut near, mut far) = (
+            Direction::new(0, "a->b".into(), 0, 1, droptail(), wired(0.0)),
+            Direction::new(0, "a->b".into(), 0, 1, droptail(), wired(0.0)),
+        );
+        assert_eq!(near.min_transit(), Some(SimDuration::from_millis(5)));
+        near.hand_over_in_batches();
+        // No arrival is asked for here; the packets wait with their arrival times.
+        assert_eq!(near.offer(pkt(1448), SimTime::ZERO), Asks::default());
+        assert_eq!(near.offer(pkt(1448), SimTime::ZERO), Asks { arrival: None, next: tx_done_at(1_200_000) });
+        assert_eq!(near.tx_done(SimTime(1_200_000)), (None, Asks::default()));
+        assert_eq!(near.packets_held(), 2);
+        let mut batch = near.take_outbound();
+        assert_eq!(batch.iter().map(|(at, _)| at.0).collect::<Vec<_>>(), [6_200_000, 7_400_000]);
+        // The far end's pipe takes them in order and announces the first.
+        let announced: Vec<Option<SimTime>> = batch.drain(..).map(|(at, p)| far.receive(at, p)).collect();
+        assert_eq!(announced, [Some(SimTime(6_200_000)), None]);
+        near.recycle_outbound(batch);
+        assert_eq!((near.packets_held(), far.packets_held()), (0, 2));
+        assert_eq!(far.arrive(SimTime(6_200_000)).1, Some(SimTime(7_400_000)));
+        // Swapping pipes puts the far end's packet back into this copy.
+        near.swap_pipe(&mut far);
+        assert_eq!((near.packets_held(), far.packets_held()), (1, 0));
+    }
+
+    #[test]
     fn a_reporting_direction_asks_for_every_transmissions_end_with_its_data_packet() {
         let q = DroptailConfig {}.build(QueueContext::for_tests(QueueLimit::Packets(10), None));
         let mut d = Direction::new(0, "a->b".into(), 0, 1, q, wired(0.0));
@@ -633,5 +718,6 @@ mod tests {
         assert!(size_of::<Pipe>() <= 32, "{}", size_of::<Pipe>());
         assert_eq!(std::mem::align_of::<Direction>(), 64);
         assert!(offset_of!(Direction, drops_logged) < 64, "the drop-log flag is read on every offer");
+        assert!(offset_of!(Direction, hands_over) < 64, "the hand-over flag is read on every transmission");
     }
 }

@@ -110,12 +110,19 @@ fn series_frames<'py>(py: Python<'py>, w: &mut World) -> PyResult<Bound<'py, PyD
     Ok(frames)
 }
 
-/// Runs a scenario (JSON text). `seed` overrides the scenario's seed; `progress(fraction)`
-/// is called from time to time, during a long setup too (an exception it raises — Ctrl-C's
-/// KeyboardInterrupt among them — aborts the run).
+/// Runs a scenario (JSON text) on up to `threads` threads (`tcplab_sim::run`). `seed`
+/// overrides the scenario's seed; `progress(fraction)` is called from time to time, during a
+/// long setup too (an exception it raises — Ctrl-C's KeyboardInterrupt among them — aborts the
+/// run).
 #[pyfunction]
-#[pyo3(signature = (scenario_json, seed=None, progress=None))]
-fn run<'py>(py: Python<'py>, scenario_json: &str, seed: Option<u64>, progress: Option<Py<PyAny>>) -> PyResult<Bound<'py, PyDict>> {
+#[pyo3(signature = (scenario_json, seed=None, progress=None, threads=1))]
+fn run<'py>(
+    py: Python<'py>,
+    scenario_json: &str,
+    seed: Option<u64>,
+    progress: Option<Py<PyAny>>,
+    threads: usize,
+) -> PyResult<Bound<'py, PyDict>> {
     guarded("run", || {
         // Building the world makes the checks that need the network (`tcplab_sim::validate`).
         let mut scenario = resolve_json(scenario_json).map_err(scenario_err)?;
@@ -128,7 +135,7 @@ fn run<'py>(py: Python<'py>, scenario_json: &str, seed: Option<u64>, progress: O
         let mut callback_error: Option<PyErr> = None;
         let result = py.detach(|| {
             catch_unwind(AssertUnwindSafe(|| {
-                tcplab_sim::run(scenario, |fraction| {
+                tcplab_sim::run(scenario, threads, |fraction| {
                     Python::attach(|py| {
                         // Ctrl-C arrives as a pending signal: let Python raise it here.
                         let r = py.check_signals().and_then(|_| match &progress {

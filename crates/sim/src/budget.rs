@@ -35,7 +35,8 @@ const TABLE_BYTES_PER_PORT: u64 = 8;
 /// dumbbell pair, 1.75 KB per flow once built and 1.93 KB once all had completed; the incast
 /// campaign's 10 000 flows of 10-200 KB, 2.2 and 2.5 KB, of which 0.45 KB is the link series
 /// preallocated for its 150 shared link directions (8.4 KB before finished flows freed their
-/// scoreboards and RTT histograms).
+/// scoreboards and RTT histograms). A run on two threads holds a second copy of the world
+/// (`crate::threads`): about 2 KB more per flow, within this estimate.
 pub const FLOW_BYTES: u64 = 8 << 10;
 
 /// Rejects `[[flows]]` entries whose flows (`counts`, in entry order) would together need more

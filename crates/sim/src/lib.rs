@@ -10,10 +10,12 @@ pub mod link_spec;
 pub mod mmwave;
 pub mod mmwave_record;
 pub mod recorder;
+pub mod regions;
 pub mod resolve;
 pub mod sampling;
 pub mod scenario;
 pub mod summary;
+pub mod threads;
 pub mod tsq;
 pub mod units;
 pub mod wifi;
@@ -79,9 +81,11 @@ pub fn validate_json(text: &str) -> Result<Scenario, ScenarioError> {
     validate(resolve::parse_json(text)?)
 }
 
-/// Runs a resolved scenario. `progress(fraction)` is called as the run advances (with 0 now
-/// and then during a long setup); an `Err` from it aborts the run.
-pub fn run(scenario: Scenario, mut progress: impl FnMut(f64) -> Result<(), String>) -> Result<RunOutput, RunError> {
+/// Runs a resolved scenario, on two threads when `threads` is 2 or more and the network has
+/// regions to share between them (`threads`; with the same results as on one).
+/// `progress(fraction)` is called as the run advances (with 0 now and then during a long
+/// setup); an `Err` from it aborts the run.
+pub fn run(scenario: Scenario, threads: usize, mut progress: impl FnMut(f64) -> Result<(), String>) -> Result<RunOutput, RunError> {
     let mut setup_steps = 0u64;
     let mut tick = || -> Result<(), RunError> {
         setup_steps += 1;
@@ -91,11 +95,24 @@ pub fn run(scenario: Scenario, mut progress: impl FnMut(f64) -> Result<(), Strin
         Ok(())
     };
     let mut world = World::new(scenario.clone(), &mut tick)?;
+    // Per-ACK RTT rows are recorded in the order the ACKs come, which two threads do not share.
+    let mut partner = match threads > 1 && world.regions.splits() && !scenario.record.rtt {
+        true => {
+            let mut partner = World::new(scenario.clone(), &mut tick)?;
+            world.restrict_to(0);
+            partner.restrict_to(1);
+            Some(partner)
+        }
+        false => None,
+    };
     let end = world.end();
     let step = SimDuration::from_nanos((end.as_nanos() / PROGRESS_STEPS).max(1));
     let mut until = (SimTime::ZERO + step).min(end);
     loop {
-        let reached = world.run_until(until, EVENTS_PER_PROGRESS);
+        let reached = match partner.as_mut() {
+            Some(partner) => threads::run_until(&mut world, partner, until, EVENTS_PER_PROGRESS),
+            None => world.run_until(until, EVENTS_PER_PROGRESS),
+        };
         if let Some(e) = world.rtt_overflow() {
             return Err(RunError::Scenario(e));
         }
@@ -107,6 +124,9 @@ pub fn run(scenario: Scenario, mut progress: impl FnMut(f64) -> Result<(), Strin
             }
             until = (until + step).min(end);
         }
+    }
+    if let Some(partner) = partner {
+        world.absorb(partner);
     }
     let summary = summary::summarize(&world);
     summary::check_invariants(&world, &summary).map_err(RunError::Invariant)?;

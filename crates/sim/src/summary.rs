@@ -96,6 +96,9 @@ pub struct RunInfo {
     /// Filled in by the caller that measured it (the engine never reads the wall clock).
     pub wall_seconds: f64,
     pub events: u64,
+    /// Threads that simulated the run: 2 when its regions were shared between two
+    /// (`crate::threads`; the results do not depend on it).
+    pub threads: u32,
     /// Packets (data and ACKs) that reached their destination host.
     pub packets_delivered: u64,
     pub tcplab_version: String,
@@ -300,6 +303,7 @@ pub fn summarize(w: &World) -> Summary {
             sim_seconds: end.as_secs_f64(),
             wall_seconds: 0.0,
             events: w.events(),
+            threads: w.threads(),
             packets_delivered: w.counters.packets_delivered,
             tcplab_version: env!("CARGO_PKG_VERSION").to_string(),
             backend: "sim".into(),

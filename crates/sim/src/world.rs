@@ -8,11 +8,14 @@
 //! (fq's maxrate) holding only packets not yet due, "link L may send again". An mmWave cell is run
 //! lazily the same way: one `RadioWake` event at its next subframe boundary or HARQ
 //! outcome while it has work, none while it is idle; packets enter it when routing picks a
-//! radio hop and leave it as deliveries handed on in time order.
+//! radio hop and leave it as deliveries handed on in time order. Between events the run pauses
+//! at the sample instants and at the instants packets cross between regions (`Stops`,
+//! `crate::regions`), the same on one thread or two (`crate::threads`).
 
 use crate::build::{build_with, Flow, Network};
 use crate::error::ScenarioError;
 use crate::recorder::{Columns, FlowRtt, FlowSeries, LinkSeries, RttSeries};
+use crate::regions::Regions;
 use crate::sampling::{is_active, FlowGroupSeries, FlowSample, GroupScratch, SamplePlan};
 use crate::scenario::Scenario;
 use crate::tsq::Tsq;
@@ -23,6 +26,7 @@ use tcplab_net::link::{Asks, Direction, Next};
 use tcplab_net::radio::RadioDelivery;
 use tcplab_net::sojourn::SojournStats;
 use tcplab_net::DropReason;
+use tcplab_tcp::{SenderGauges, SenderStats};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Event {
@@ -38,7 +42,6 @@ enum Event {
     RadioWake,
     /// A fixed-rate application writes its next packet(s).
     AppWrite(FlowId),
-    Sample,
 }
 
 /// The sender's two timers, each with at most one live event: the retransmission timer (RTO,
@@ -49,6 +52,22 @@ enum Event {
 pub enum TimerSlot {
     Rto = 0,
     Pacing = 1,
+}
+
+/// The flows' start and stop events, for the flows whose senders `group` simulates (all when
+/// None).
+fn flow_events(net: &Network, regions: &Regions, group: Option<u8>) -> Scheduler<Event> {
+    let mut sched = Scheduler::new();
+    for (i, f) in net.flows.iter().enumerate() {
+        if group.is_some_and(|g| regions.group(f.src) != g) {
+            continue;
+        }
+        sched.schedule(f.start, Event::FlowStart(i as FlowId));
+        if let Some(stop) = f.stop {
+            sched.schedule(stop, Event::FlowStop(i as FlowId));
+        }
+    }
+    sched
 }
 
 /// Counters of the whole run, for the end-of-run invariants and the summary.
@@ -65,6 +84,25 @@ pub struct RunCounters {
 struct Baseline {
     delivered_bytes: u64,
     retransmits: u64,
+}
+
+/// Everything a sample reads of the flow ends and link transmitters a world simulates, in
+/// flow and link order, taken at the sample instant by each world (`take_readings`; on its
+/// own thread under `crate::threads`). The world that records builds the sample from these
+/// compact arrays, its own and the other world's, and not from thousands of flows' and links'
+/// state: under `crate::threads` it does so while the other world runs on.
+#[derive(Clone, Default)]
+pub(crate) struct Readings {
+    /// Bytes delivered to each flow's receiver.
+    delivered: Vec<u64>,
+    /// Whether each flow is active, and its sender's gauges, when flows are recorded in
+    /// groups; else each sender's full snapshot.
+    gauges: Vec<(bool, SenderGauges)>,
+    stats: Vec<Option<SenderStats>>,
+    /// Each direction's queue backlog, packets.
+    backlog: Vec<u32>,
+    /// The queues of the sampled directions (`SamplePlan::links`): packets, bytes, counters.
+    queues: Vec<(u32, u64, QueueBaseline)>,
 }
 
 /// A link direction's queue counters at a sample, for the next interval's differences.
@@ -153,6 +191,65 @@ pub struct World {
     radio_draining: bool,
     /// Flows whose TCP Small Queues limit a release lifted, to pump once the event is done.
     tsq_woken: Vec<FlowId>,
+    /// The network's regions, and the group of them this world simulates (None: all).
+    pub regions: Regions,
+    group: Option<u8>,
+    /// Whether this world absorbed the other group's (`absorb`), and the events that one ran.
+    absorbed: bool,
+    absorbed_events: u64,
+    /// The next instants at which packets cross between regions and at which flows and links
+    /// are sampled.
+    stops: Stops,
+    readings: Readings,
+    /// The other group's world's readings at the last sample (`crate::threads`), swapped out
+    /// of it for the sample to be built while it runs on.
+    pub(crate) peer_readings: Readings,
+}
+
+/// Where a run pauses besides its events, each before any event at its instant or later: the
+/// instants at which the packets that started on the wires between regions are handed to the
+/// far ends (the multiples of the lookahead: `crate::regions`), and the sample instants.
+#[derive(Clone, Copy, Debug)]
+struct Stops {
+    crossing: SimTime,
+    lookahead: SimDuration,
+    sample: SimTime,
+    sample_interval: SimDuration,
+    end: SimTime,
+}
+
+/// What a run does when it pauses (`Stops::next`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Stop {
+    /// Every event before the crossing instant has run: hand the packets over.
+    Crossing,
+    /// Every event before the sample instant has run: sample.
+    Sample,
+    /// The run got to where it was asked to go.
+    Until,
+}
+
+impl Stops {
+    /// The next pause up to `until` and the last instant whose events run before it; a
+    /// crossing or sample whose events before it end at `until` comes first.
+    fn next(&self, until: SimTime) -> (SimTime, Stop) {
+        let before = |at: SimTime| SimTime(at.0.saturating_sub(1));
+        [(before(self.crossing), Stop::Crossing), (before(self.sample), Stop::Sample), (until, Stop::Until)]
+            .into_iter()
+            .min_by_key(|&(at, _)| at)
+            .expect("three candidates")
+    }
+
+    fn passed(&mut self, stop: Stop) {
+        match stop {
+            Stop::Crossing => self.crossing += self.lookahead,
+            Stop::Sample => {
+                let next = self.sample + self.sample_interval;
+                self.sample = if next <= self.end { next } else { SimTime::MAX };
+            }
+            Stop::Until => {}
+        }
+    }
 }
 
 impl World {
@@ -165,20 +262,28 @@ impl World {
         let end = SimTime::ZERO + scenario.duration.0;
         let sample_interval = scenario.sample_interval.0;
         let samples = budget.samples as usize;
-        let mut sched = Scheduler::new();
-        for (i, f) in net.flows.iter().enumerate() {
-            sched.schedule(f.start, Event::FlowStart(i as FlowId));
-            if let Some(stop) = f.stop {
-                sched.schedule(stop, Event::FlowStop(i as FlowId));
-            }
+        let regions = Regions::of(&net);
+        for &l in &regions.cut {
+            net.links[l as usize].hand_over_in_batches();
         }
-        sched.schedule(SimTime::ZERO + sample_interval, Event::Sample);
+        let lookahead = regions.lookahead.unwrap_or(SimDuration::MAX);
+        let first_sample = SimTime::ZERO + sample_interval;
+        let first_sample = if first_sample <= end { first_sample } else { SimTime::MAX };
+        let stops = Stops { crossing: SimTime::ZERO + lookahead, lookahead, sample: first_sample, sample_interval, end };
         let flows = net.flows.len();
         let links = net.links.len();
         if let Some(radio) = net.radio.as_mut() {
             radio.cell.reserve(samples);
         }
         let (flow_rows, _) = plan.flow_rows(flows);
+        let grouped = plan.groups.is_some();
+        let readings = Readings {
+            delivered: vec![0; flows],
+            gauges: if grouped { vec![Default::default(); flows] } else { Vec::new() },
+            stats: if grouped { Vec::new() } else { vec![None; flows] },
+            backlog: vec![0; links],
+            queues: vec![Default::default(); plan.links.len()],
+        };
         let (flow_series, flow_group_series) = match plan.groups {
             Some(_) => (FlowSeries::default(), FlowGroupSeries::with_capacity(samples * flow_rows)),
             None => (FlowSeries::with_capacity(samples * flow_rows), FlowGroupSeries::default()),
@@ -198,11 +303,18 @@ impl World {
             radio_ready: VecDeque::new(),
             radio_draining: false,
             tsq_woken: Vec::new(),
+            sched: flow_events(&net, &regions, None),
+            regions,
+            group: None,
+            absorbed: false,
+            absorbed_events: 0,
+            stops,
+            readings,
+            peer_readings: Readings::default(),
             record_rtt: scenario.record.rtt,
             rtt_cap: usize::try_from(budget.rtt_sample_cap()).unwrap_or(usize::MAX),
             rtt_overflow: false,
             scenario,
-            sched,
             net,
             end,
             sample_interval,
@@ -222,8 +334,17 @@ impl World {
         self.end
     }
 
+    /// Threads that simulated the run so far: 2 once it has absorbed the other group's world.
+    pub fn threads(&self) -> u32 {
+        if self.absorbed {
+            2
+        } else {
+            1
+        }
+    }
+
     pub fn events(&self) -> u64 {
-        self.sched.executed()
+        self.sched.executed() + self.absorbed_events
     }
 
     /// The error to stop the run with once the per-ACK RTT samples reached the memory budget.
@@ -232,14 +353,150 @@ impl World {
     }
 
     /// Runs the events up to `until` (capped at the end of the run), but no more than
-    /// `max_events` of them; returns whether it got to `until`.
+    /// `max_events` of them, with the hand-overs between regions and the samples due on the
+    /// way; returns whether it got to `until`.
     pub fn run_until(&mut self, until: SimTime, max_events: u64) -> bool {
-        let until = until.min(self.end);
-        for _ in 0..max_events {
-            let Some((now, ev)) = self.sched.pop_until(until) else { return true };
-            self.handle(now, ev);
+        debug_assert!(self.group.is_none(), "a world restricted to one group runs under `crate::threads`");
+        let mut budget = max_events;
+        loop {
+            let (last, stop) = self.next_stop(until);
+            if !self.run_events(last, &mut budget) {
+                return false;
+            }
+            match stop {
+                Stop::Crossing => {
+                    for i in 0..self.regions.cut.len() {
+                        let l = self.regions.cut[i];
+                        let mut packets = self.net.links[l as usize].take_outbound();
+                        self.receive(l, &mut packets);
+                        self.net.links[l as usize].recycle_outbound(packets);
+                    }
+                }
+                Stop::Sample => {
+                    let at = self.sample_instant();
+                    self.sample_radio(at);
+                    self.take_readings(at);
+                    self.sample(at, None);
+                }
+                Stop::Until => return true,
+            }
+            self.stops.passed(stop);
         }
-        self.sched.peek_time().is_none_or(|t| t > until)
+    }
+
+    /// The next pause on the way to `until` (capped at the end of the run), and the last
+    /// instant whose events run before it.
+    pub(crate) fn next_stop(&self, until: SimTime) -> (SimTime, Stop) {
+        self.stops.next(until.min(self.end))
+    }
+
+    /// The instant of the next sample.
+    pub(crate) fn sample_instant(&self) -> SimTime {
+        self.stops.sample
+    }
+
+    /// Moves past the pause `stop` (its work done).
+    pub(crate) fn passed(&mut self, stop: Stop) {
+        self.stops.passed(stop);
+    }
+
+    /// Runs the events up to `last`, at most `budget` of them (counted down); returns whether
+    /// none up to `last` is left.
+    pub(crate) fn run_events(&mut self, last: SimTime, budget: &mut u64) -> bool {
+        while *budget > 0 {
+            let Some((now, ev)) = self.sched.pop_until(last) else { return true };
+            self.handle(now, ev);
+            *budget -= 1;
+        }
+        self.sched.peek_time().is_none_or(|t| t > last)
+    }
+
+    /// The packets that crossed cut direction `l` reach its pipe here (in the order they
+    /// started), and its next arrival is scheduled.
+    pub(crate) fn receive(&mut self, l: LinkId, packets: &mut Vec<(SimTime, Packet)>) {
+        for (at, pkt) in packets.drain(..) {
+            if let Some(at) = self.net.links[l as usize].receive(at, pkt) {
+                self.sched.schedule(at, Event::LinkArrival(l));
+            }
+        }
+    }
+
+    /// Takes back from `partner` (the other group's world, `crate::threads`) the ends of flows
+    /// and links it simulated, and its counts: this world then holds the whole run, as if one
+    /// thread had simulated it.
+    pub(crate) fn absorb(&mut self, mut partner: World) {
+        use std::mem::swap;
+        for f in 0..self.net.flows.len() {
+            let (mine, theirs) = (&mut self.net.flows[f], &mut partner.net.flows[f]);
+            if partner.group.is_some_and(|g| self.regions.group(mine.src) == g) {
+                swap(&mut mine.sender, &mut theirs.sender);
+                swap(&mut mine.sender_timers, &mut theirs.sender_timers);
+                swap(&mut mine.completed_at, &mut theirs.completed_at);
+                swap(&mut mine.app, &mut theirs.app);
+                swap(&mut mine.tsq, &mut theirs.tsq);
+                swap(&mut self.rtt[f], &mut partner.rtt[f]);
+            }
+            if partner.group.is_some_and(|g| self.regions.group(mine.dst) == g) {
+                swap(&mut mine.receiver, &mut theirs.receiver);
+                swap(&mut mine.receiver_timer, &mut theirs.receiver_timer);
+                if mine.completed_at.is_some() {
+                    mine.receiver.release_buffers();
+                }
+            }
+        }
+        for l in 0..self.net.links.len() {
+            let (from, to) = (self.net.links[l].from, self.net.links[l].to);
+            if partner.simulates(from) {
+                swap(&mut self.net.links[l], &mut partner.net.links[l]);
+                self.backlog_max[l] = partner.backlog_max[l];
+            }
+            if partner.simulates(from) != partner.simulates(to) {
+                self.net.links[l].swap_pipe(&mut partner.net.links[l]);
+            }
+        }
+        if self.net.radio.as_ref().is_some_and(|r| partner.simulates(r.base)) {
+            swap(&mut self.net.radio, &mut partner.net.radio);
+            swap(&mut self.radio_wake, &mut partner.radio_wake);
+            swap(&mut self.radio_ready, &mut partner.radio_ready);
+        }
+        self.counters.packets_sent += partner.counters.packets_sent;
+        self.counters.packets_delivered += partner.counters.packets_delivered;
+        self.absorbed = true;
+        self.absorbed_events += partner.events();
+        self.group = None;
+    }
+
+    /// Whether this world simulates `node` (all do when not restricted to a group).
+    fn simulates(&self, node: NodeId) -> bool {
+        self.group.is_none_or(|g| self.regions.group(node) == g)
+    }
+
+    /// Restricts this world to the regions of `group`, before it has run: only their flows
+    /// start. Group 0's world records, with the readings of group 1's (`peer_readings`);
+    /// group 1's records nothing.
+    pub(crate) fn restrict_to(&mut self, group: u8) {
+        debug_assert_eq!(self.sched.executed(), 0);
+        self.sched = flow_events(&self.net, &self.regions, Some(group));
+        self.group = Some(group);
+        if group == 0 {
+            self.peer_readings = self.readings.clone();
+        } else {
+            self.flow_series = FlowSeries::default();
+            self.flow_group_series = FlowGroupSeries::default();
+            self.link_series = LinkSeries::default();
+        }
+    }
+
+    /// Samples at `now` from this world's readings and `peer_readings` (`crate::threads`).
+    pub(crate) fn sample_with_peer(&mut self, now: SimTime) {
+        let peer = std::mem::take(&mut self.peer_readings);
+        self.sample(now, Some(&peer));
+        self.peer_readings = peer;
+    }
+
+    /// Exchanges this world's readings with `readings` (`crate::threads`).
+    pub(crate) fn swap_readings(&mut self, readings: &mut Readings) {
+        std::mem::swap(&mut self.readings, readings);
     }
 
     fn handle(&mut self, now: SimTime, ev: Event) {
@@ -317,14 +574,6 @@ impl World {
                     self.deliver(pkt, now);
                 } else {
                     self.forward(node, pkt, now);
-                }
-            }
-            Event::Sample => {
-                self.sample_radio(now);
-                self.sample(now);
-                let next = now + self.sample_interval;
-                if next <= self.end {
-                    self.sched.schedule(next, Event::Sample);
                 }
             }
         }
@@ -545,28 +794,74 @@ impl World {
         }
     }
 
-    fn sample(&mut self, now: SimTime) {
+    /// Takes what a sample at `now` reads of the flow ends and link transmitters this world
+    /// simulates (`Readings`). The sender's gauges, not its full snapshot, when flows are
+    /// recorded in groups: with thousands of flows each flow's state is out of cache, and the
+    /// snapshot reads much more of it (the algorithm's mode and BBR model through its box, the
+    /// rates).
+    pub(crate) fn take_readings(&mut self, now: SimTime) {
+        let World { net, readings, regions, group, plan, .. } = self;
+        let mine = |g: u8| group.is_none_or(|own| own == g);
+        let grouped = !readings.gauges.is_empty();
+        for (i, flow) in net.flows.iter().enumerate() {
+            let [sending, receiving] = regions.flow_groups[i];
+            if mine(receiving) {
+                readings.delivered[i] = flow.receiver.delivered_bytes();
+            }
+            if mine(sending) {
+                if grouped {
+                    readings.gauges[i] = (is_active(flow.start, flow.completed_at, now), flow.sender.gauges());
+                } else {
+                    readings.stats[i] = Some(flow.sender.stats());
+                }
+            }
+        }
+        for (l, link) in net.links.iter().enumerate() {
+            if mine(regions.link_groups[l]) {
+                readings.backlog[l] = link.backlog_packets();
+            }
+        }
+        for (k, &l) in plan.links.iter().enumerate() {
+            if mine(regions.link_groups[l as usize]) {
+                let link = &net.links[l as usize];
+                readings.queues[k] = (link.queue.len_packets(), link.queue.len_bytes(), QueueBaseline::of(link));
+            }
+        }
+    }
+
+    /// The readings taken by the world that simulates group `group`'s ends: `peer`'s (the
+    /// other group's, under `crate::threads`) or this one's.
+    fn readings_of<'a>(&'a self, peer: Option<&'a Readings>, group: u8) -> &'a Readings {
+        match peer {
+            Some(peer) if self.group != Some(group) => peer,
+            _ => &self.readings,
+        }
+    }
+
+    /// Samples flows and links at `now` from the readings taken then (`take_readings`) by
+    /// this world and by the other group's world (`peer`, under `crate::threads`).
+    pub(crate) fn sample(&mut self, now: SimTime, peer: Option<&Readings>) {
         let t = now.as_secs_f64();
         if self.plan.groups.is_some() {
-            self.sample_flow_groups(now);
+            self.sample_flow_groups(now, peer);
         } else {
-            self.sample_each_flow(t);
+            self.sample_each_flow(t, peer);
         }
         self.samples_taken += 1;
         // The direction's own emptiness flag, not its queue: a strided scan of the directions
         // instead of one pointer chase per direction (thousands of them with many flows).
-        for (sum, link) in self.backlog_sum.iter_mut().zip(&self.net.links) {
-            *sum += u64::from(link.backlog_packets());
+        for l in 0..self.backlog_sum.len() {
+            self.backlog_sum[l] += u64::from(self.readings_of(peer, self.regions.link_groups[l]).backlog[l]);
         }
-        for (&i, before) in self.plan.links.iter().zip(&mut self.link_baseline) {
-            let link = &self.net.links[i as usize];
+        for k in 0..self.plan.links.len() {
+            let i = self.plan.links[k];
+            let (backlog_pkts, backlog_bytes, now) = self.readings_of(peer, self.regions.link_groups[i as usize]).queues[k];
             let s = &mut self.link_series;
             s.t_s.push(t);
             s.link.push(i);
-            s.backlog_pkts.push(link.queue.len_packets() as f64);
-            s.backlog_bytes.push(link.queue.len_bytes() as f64);
-            let now = QueueBaseline::of(link);
-            let before = std::mem::replace(before, now);
+            s.backlog_pkts.push(backlog_pkts as f64);
+            s.backlog_bytes.push(backlog_bytes as f64);
+            let before = std::mem::replace(&mut self.link_baseline[k], now);
             let dropped = |r: usize| (now.drops[r] - before.drops[r]) as f64;
             s.drops.push((0..DropReason::COUNT).map(dropped).sum());
             s.tail_drops.push(dropped(0));
@@ -580,19 +875,20 @@ impl World {
         }
     }
 
-    /// Goodput (Mbit/s) and retransmissions of flow `i` since the previous sample, moving its
-    /// baseline to now.
-    fn interval_counts(&mut self, i: usize, retransmits: u64) -> (f64, f64) {
-        let delivered = self.net.flows[i].receiver.delivered_bytes();
+    /// Goodput (Mbit/s) and retransmissions of flow `i` since the previous sample, from its
+    /// bytes delivered and retransmissions now, moving its baseline to now.
+    fn interval_counts(&mut self, i: usize, delivered: u64, retransmits: u64) -> (f64, f64) {
         let base = std::mem::replace(&mut self.flow_baseline[i], Baseline { delivered_bytes: delivered, retransmits });
         ((delivered - base.delivered_bytes) as f64 * 8e-6 / self.sample_interval.as_secs_f64(), (retransmits - base.retransmits) as f64)
     }
 
-    fn sample_each_flow(&mut self, t: f64) {
+    fn sample_each_flow(&mut self, t: f64, peer: Option<&Readings>) {
         let nan_if_none = |v: Option<f64>| v.unwrap_or(f64::NAN);
         for i in 0..self.net.flows.len() {
-            let st = self.net.flows[i].sender.stats();
-            let (goodput_mbps, retransmits) = self.interval_counts(i, st.retransmits);
+            let [sending, receiving] = self.regions.flow_groups[i];
+            let st = self.readings_of(peer, sending).stats[i].expect("taken by the world that simulates the sender");
+            let delivered = self.readings_of(peer, receiving).delivered[i];
+            let (goodput_mbps, retransmits) = self.interval_counts(i, delivered, st.retransmits);
             let s = &mut self.flow_series;
             s.t_s.push(t);
             s.flow.push(i as u32);
@@ -616,18 +912,16 @@ impl World {
         }
     }
 
-    fn sample_flow_groups(&mut self, now: SimTime) {
+    fn sample_flow_groups(&mut self, now: SimTime, peer: Option<&Readings>) {
         let groups = self.plan.groups.take().expect("called with groups");
         let mut samples = std::mem::take(&mut self.flow_samples);
         for group in &groups {
             samples.clear();
             for &i in &group.flows {
-                // The sender's gauges, not its full snapshot: with thousands of flows each
-                // flow's state is out of cache, and the snapshot reads much more of it (the
-                // algorithm's mode and BBR model through its box, the rates).
-                let flow = &self.net.flows[i as usize];
-                let (active, sender) = (is_active(flow.start, flow.completed_at, now), flow.sender.gauges());
-                let (goodput_mbps, retransmits) = self.interval_counts(i as usize, sender.retransmits);
+                let [sending, receiving] = self.regions.flow_groups[i as usize];
+                let (active, sender) = self.readings_of(peer, sending).gauges[i as usize];
+                let delivered = self.readings_of(peer, receiving).delivered[i as usize];
+                let (goodput_mbps, retransmits) = self.interval_counts(i as usize, delivered, sender.retransmits);
                 samples.push(FlowSample {
                     active,
                     goodput_mbps,
@@ -649,7 +943,11 @@ impl World {
         self.net.links.iter().map(|l| l.packets_held()).sum::<u64>() + radio + self.radio_ready.len() as u64
     }
 
-    fn sample_radio(&mut self, now: SimTime) {
+    /// Runs the cell to `now` and samples it, if this world simulates it.
+    pub(crate) fn sample_radio(&mut self, now: SimTime) {
+        if self.net.radio.as_ref().is_none_or(|r| !self.simulates(r.base)) {
+            return;
+        }
         self.radio_advance(now);
         self.radio_hand_on(now);
         if let Some(radio) = self.net.radio.as_mut() {

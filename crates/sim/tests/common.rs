@@ -12,7 +12,7 @@ pub fn scenario(toml_text: &str) -> Scenario {
 }
 
 pub fn run_ok(s: Scenario) -> RunOutput {
-    match run(s, |_| Ok(())) {
+    match run(s, 1, |_| Ok(())) {
         Ok(out) => out,
         Err(e) => panic!("run failed: {e:?}"),
     }

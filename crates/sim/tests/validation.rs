@@ -101,7 +101,7 @@ dst = "d"
     // `resolve` checks each key on its own and builds nothing; a run makes the graph's checks as
     // it builds its world, once (no separate validation pass builds the network first).
     let resolved = resolve(toml::from_str(text).unwrap()).expect("each key is valid on its own");
-    match tcplab_sim::run(resolved, |_| Ok(())) {
+    match tcplab_sim::run(resolved, 1, |_| Ok(())) {
         Err(tcplab_sim::RunError::Scenario(run_error)) => assert_eq!(run_error.to_string(), e),
         _ => panic!("the run must refuse the scenario with validate's error"),
     }

@@ -51,7 +51,7 @@ def execute(run_id: str, scenario: dict[str, Any], directory: str) -> Outcome:
 
         with warnings.catch_warnings():  # the campaign reported them when it expanded its runs
             warnings.simplefilter("ignore", ScenarioWarning)
-            result = run_scenario(scenario)
+            result = run_scenario(scenario, threads=1)  # the campaign's jobs share the cores
         target = Path(directory)
         if not (target / "summary.json").is_file():  # another worker may have finished it
             result.save(target, plots=False, overwrite=True)
