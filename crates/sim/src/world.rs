@@ -426,9 +426,10 @@ impl World {
     /// thread had simulated it.
     pub(crate) fn absorb(&mut self, mut partner: World) {
         use std::mem::swap;
+        let theirs_group = partner.group.expect("the partner simulates one group");
         for f in 0..self.net.flows.len() {
             let (mine, theirs) = (&mut self.net.flows[f], &mut partner.net.flows[f]);
-            if partner.group.is_some_and(|g| self.regions.group(mine.src) == g) {
+            if self.regions.group(mine.src) == theirs_group {
                 swap(&mut mine.sender, &mut theirs.sender);
                 swap(&mut mine.sender_timers, &mut theirs.sender_timers);
                 swap(&mut mine.completed_at, &mut theirs.completed_at);
@@ -436,7 +437,7 @@ impl World {
                 swap(&mut mine.tsq, &mut theirs.tsq);
                 swap(&mut self.rtt[f], &mut partner.rtt[f]);
             }
-            if partner.group.is_some_and(|g| self.regions.group(mine.dst) == g) {
+            if self.regions.group(mine.dst) == theirs_group {
                 swap(&mut mine.receiver, &mut theirs.receiver);
                 swap(&mut mine.receiver_timer, &mut theirs.receiver_timer);
                 if mine.completed_at.is_some() {
