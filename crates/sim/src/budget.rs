@@ -133,6 +133,15 @@ pub fn check_network(scenario: &Scenario) -> Result<(), ScenarioError> {
     ))
 }
 
+/// Whether a second copy of the world, which a run on two threads builds (`crate::threads`),
+/// fits in `record.memory_limit` on its own: its flows at `FLOW_BYTES` and its link directions
+/// at half a `PORT_BYTES` (many-10000's copy measured 31 MB: 10 000 flows, 40 000 directions).
+/// The largest runs thus stay on one thread rather than double their memory.
+pub fn second_world_fits(scenario: &Scenario, net: &Network) -> bool {
+    let bytes = (net.flows.len() as u64).saturating_mul(FLOW_BYTES).saturating_add((net.links.len() as u64).saturating_mul(PORT_BYTES / 2));
+    bytes <= scenario.record.memory_limit.0
+}
+
 /// What a scenario's recorded series would take.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Estimate {

@@ -96,7 +96,8 @@ pub fn run(scenario: Scenario, threads: usize, mut progress: impl FnMut(f64) -> 
     };
     let mut world = World::new(scenario.clone(), &mut tick)?;
     // Per-ACK RTT rows are recorded in the order the ACKs come, which two threads do not share.
-    let mut partner = match threads > 1 && world.regions.splits() && !scenario.record.rtt {
+    let two = threads > 1 && world.regions.splits() && !scenario.record.rtt && budget::second_world_fits(&scenario, &world.net);
+    let mut partner = match two {
         true => {
             let mut partner = World::new(scenario.clone(), &mut tick)?;
             world.restrict_to(0);

@@ -91,9 +91,14 @@ fn radio_cells_run_the_same_on_two_threads() {
 }
 
 #[test]
-fn a_network_of_one_region_or_with_per_ack_rtts_runs_on_one_thread() {
+fn a_network_of_one_region_with_per_ack_rtts_or_too_big_to_copy_runs_on_one_thread() {
     let leaf_spine = run_on(&repo_scenario("scenarios/leaf-spine.toml", "200ms", &[]), 2);
     assert_eq!(leaf_spine.summary.run.threads, 1);
     let per_ack = run_on(&repo_scenario("benches/scenarios/c-cubic.toml", "1s", &[("record.rtt", true.into())]), 2);
     assert_eq!(per_ack.summary.run.threads, 1);
+    // A copy of 150 flows at 8 KB each and 602 link directions at 1 KB each is 1.8 MB.
+    let many = repo_scenario("scenarios/many-flows.toml", "1s", &[("record.memory_limit", "1.5MB".into())]);
+    assert_eq!(run_on(&many, 2).summary.run.threads, 1);
+    let many = repo_scenario("scenarios/many-flows.toml", "1s", &[("record.memory_limit", "1.9MB".into())]);
+    assert_eq!(run_on(&many, 2).summary.run.threads, 2);
 }
