@@ -36,7 +36,9 @@ def validate(scenario_json: str) -> tuple[str, list[str]]:
     that is allowed but unusual ("key.path: what is unusual"). Builds the network once to check
     what only it can tell; `run` makes the same checks itself."""
 
-def run(scenario_json: str, seed: int | None, progress: Callable[[float], None] | None, threads: int = 1) -> RunOutput: ...
+def run(scenario_json: str, seed: int | None, progress: Callable[[float], None] | None, threads: int = 1) -> RunOutput:
+    """`threads`: 1, 2 (or more: two where the network splits), or 0 to let the core choose."""
+
 def run_delay_line(tun: str, routes: list[tuple[str, int, int]], max_queued_bytes: int) -> str:
     """Runs the constant-delay line on TUN device `tun` until a signal handler raises; returns
     its report as JSON. `routes`: (IPv4 network, prefix length, delay ns), first match wins."""

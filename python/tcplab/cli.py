@@ -217,7 +217,8 @@ def run(
             "--threads",
             min=1,
             help="Simulate on 1 or 2 threads (a network whose parts are joined by wires of 1 ms or more, "
-            "such as a dumbbell's sides); the results are the same. Default: 2 when two cores are free to use.",
+            "such as a dumbbell's sides); the results are the same. Default: 2 when two cores are free to use "
+            "and the run would gain from them.",
         ),
     ] = None,
 ) -> None:

@@ -110,7 +110,7 @@ fn series_frames<'py>(py: Python<'py>, w: &mut World) -> PyResult<Bound<'py, PyD
     Ok(frames)
 }
 
-/// Runs a scenario (JSON text) on up to `threads` threads (`tcplab_sim::run`). `seed`
+/// Runs a scenario (JSON text) on `threads` threads, 0 to choose (`tcplab_sim::run`). `seed`
 /// overrides the scenario's seed; `progress(fraction)` is called from time to time, during a
 /// long setup too (an exception it raises — Ctrl-C's KeyboardInterrupt among them — aborts the
 /// run).

@@ -81,8 +81,9 @@ pub fn validate_json(text: &str) -> Result<Scenario, ScenarioError> {
     validate(resolve::parse_json(text)?)
 }
 
-/// Runs a resolved scenario, on two threads when `threads` is 2 or more and the network has
-/// regions to share between them (`threads`; with the same results as on one).
+/// Runs a resolved scenario on one thread or two, with the same results (`threads`):
+/// `threads` 1 is one, 2 or more two whenever the network allows (`threads::possible`), 0 two
+/// when they would be faster (`threads::worthwhile`).
 /// `progress(fraction)` is called as the run advances (with 0 now and then during a long
 /// setup); an `Err` from it aborts the run.
 pub fn run(scenario: Scenario, threads: usize, mut progress: impl FnMut(f64) -> Result<(), String>) -> Result<RunOutput, RunError> {
@@ -95,8 +96,11 @@ pub fn run(scenario: Scenario, threads: usize, mut progress: impl FnMut(f64) -> 
         Ok(())
     };
     let mut world = World::new(scenario.clone(), &mut tick)?;
-    // Per-ACK RTT rows are recorded in the order the ACKs come, which two threads do not share.
-    let two = threads > 1 && world.regions.splits() && !scenario.record.rtt && budget::second_world_fits(&scenario, &world.net);
+    let two = match threads {
+        0 => threads::worthwhile(&world),
+        1 => false,
+        _ => threads::possible(&world),
+    };
     let mut partner = match two {
         true => {
             let mut partner = World::new(scenario.clone(), &mut tick)?;

@@ -14,10 +14,42 @@
 //! a thousand flows), where waking a thread blocked on a channel cost a fifth of the run
 //! (many-1000, measured on a prototype).
 
+use crate::budget;
 use crate::world::{Stop, World};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use tcplab_core::SimTime;
+
+/// The fewest full-size packets the wires between the groups must be able to carry in a
+/// lookahead for two threads to pay: between pauses the threads must have more to do than
+/// meeting costs them (a few microseconds, and the crossed packets' cache lines moving between
+/// cores). Measured on this project's 2-core machine (2026-11-26, interleaved runs): one flow
+/// over a 100 Mbit/s, 10 ms dumbbell (166 packets a pause, both ways) ran 0-15 % slower on two
+/// threads, ten flows there -2 to +5 %, one flow at 1 Gbit/s (1666) 26-34 % faster.
+const MIN_PACKETS_PER_CROSSING: f64 = 500.0;
+
+/// Whether `world` (built, not yet run) can run on two threads: its regions fall in two
+/// groups, a second copy of the world fits in `record.memory_limit`
+/// (`budget::second_world_fits`), and it records no per-ACK RTTs (rows in the order ACKs
+/// arrive anywhere, which two threads do not share).
+pub fn possible(world: &World) -> bool {
+    world.regions.splits() && !world.scenario.record.rtt && budget::second_world_fits(&world.scenario, &world.net)
+}
+
+/// Whether two threads would run `world` faster: it can (`possible`) and the wires between the
+/// groups carry enough per lookahead (`MIN_PACKETS_PER_CROSSING`).
+pub fn worthwhile(world: &World) -> bool {
+    let (regions, net) = (&world.regions, &world.net);
+    let Some(lookahead) = regions.lookahead else { return false };
+    let packets_per_crossing: f64 = regions
+        .cut
+        .iter()
+        .map(|&l| &net.links[l as usize])
+        .filter(|link| regions.group(link.from) != regions.group(link.to))
+        .map(|link| link.model.rate().bps() as f64 * lookahead.as_secs_f64() / (8.0 * 1500.0))
+        .sum();
+    packets_per_crossing >= MIN_PACKETS_PER_CROSSING && possible(world)
+}
 
 /// Spins (`std::hint::spin_loop`) before a waiting thread starts yielding its core.
 const SPINS_BEFORE_YIELDING: u32 = 1 << 14;

@@ -91,6 +91,15 @@ fn radio_cells_run_the_same_on_two_threads() {
 }
 
 #[test]
+fn left_to_choose_a_run_takes_two_threads_where_its_cut_wires_carry_enough() {
+    // 2 x 100 Mbit/s x 10 ms is 166 full-size packets a crossing; 2 x 1 Gbit/s, 1666.
+    let slow = repo_scenario("benches/scenarios/c-cubic.toml", "1s", &[("topology.bottleneck.rate", "100Mbps".into())]);
+    assert_eq!(run_on(&slow, 0).summary.run.threads, 1);
+    assert_eq!(run_on(&slow, 2).summary.run.threads, 2, "asked for, two threads run it all the same");
+    assert_eq!(run_on(&repo_scenario("benches/scenarios/c-cubic.toml", "1s", &[]), 0).summary.run.threads, 2);
+}
+
+#[test]
 fn a_network_of_one_region_with_per_ack_rtts_or_too_big_to_copy_runs_on_one_thread() {
     let leaf_spine = run_on(&repo_scenario("scenarios/leaf-spine.toml", "200ms", &[]), 2);
     assert_eq!(leaf_spine.summary.run.threads, 1);
