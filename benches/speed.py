@@ -19,9 +19,10 @@ build before): many-1000 1.54 M packets per wall-second and 99 MB (many-100 2.9 
 many-10000 1.20 M and 296 MB, scaled-100/1000/4000 3.68/1.94/0.86 M, c 4.52 M (the build before
 measured 15-30 % slower in the day's first session: compare only runs interleaved on one
 machine). On two threads (docs/architecture.md, "Two threads"; 2026-11-26, third session, 3
-runs each interleaved with one thread and the build before): many-1000 2.09-2.12 M and 103 MB
-(one thread 1.54-1.57 M), many-10000 1.62 M and 344 MB (1.20 M, 313 MB), many-100 3.27-3.33 M
-(2.56-2.58 M), c 5.95-6.13 M (4.42-4.46 M).
+to 5 runs each interleaved with one thread and the build before): many-1000 2.05-2.20 M and
+96 MB (one thread 1.44-1.57 M; 1.94-1.99 M in a slower hour), many-10000 1.56-1.64 M and 328 MB
+(1.08-1.20 M, 296 MB), many-100 3.27-3.69 M (2.51-2.62 M), c 5.52-6.13 M (4.37-4.46 M). Left to choose (no --threads), one flow and ten
+flows at 100 Mbit/s stay on one thread: two ran them 0-15 % slower and -2 to +5 %.
 Run it from the repository root (trace paths are relative to the current
 directory). This is a benchmark, not a test: it never fails a build. Wall times move by
 ±10 % with the machine's other load: compare two builds by running them interleaved

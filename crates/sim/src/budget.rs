@@ -32,10 +32,11 @@ const TABLE_BYTES_PER_PORT: u64 = 8;
 /// flow above the same run with one flow (benches/speed.py's child, 2026-11-26). A flow holds
 /// more while it has much in flight (its scoreboard grows with it), and gives it back when it
 /// completes. Counting the world's allocations (2026-11-26): 10 000 one-segment flows on one
-/// dumbbell pair, 1.75 KB per flow once built and 1.93 KB once all had completed; the incast
-/// campaign's 10 000 flows of 10-200 KB, 2.2 and 2.5 KB, of which 0.45 KB is the link series
+/// dumbbell pair, 1.80 KB per flow once built and 1.99 KB once all had completed; the incast
+/// campaign's 10 000 flows of 10-200 KB, 2.27 and 2.53 KB, of which 0.45 KB is the link series
 /// preallocated for its 150 shared link directions (8.4 KB before finished flows freed their
-/// scoreboards and RTT histograms). A run on two threads holds a second copy of the world
+/// scoreboards and RTT histograms; 48 B of each is what a sample reads of the flow, kept apart
+/// since samples are taken on two threads: `World::take_readings`). A run on two threads holds a second copy of the world
 /// (`crate::threads`): about 2 KB more per flow, within this estimate.
 pub const FLOW_BYTES: u64 = 8 << 10;
 
