@@ -237,6 +237,7 @@ pub struct Direction {
     /// Packets that started on a direction that hands over in batches, with their arrival
     /// times, in the order they started (boxed: most directions never hand over, and unboxed
     /// it made every direction a cache line longer).
+    #[allow(clippy::box_collection)]
     outbound: Option<Box<Vec<(SimTime, Packet)>>>,
 }
 
