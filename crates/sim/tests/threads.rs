@@ -111,3 +111,23 @@ fn a_network_of_one_region_with_per_ack_rtts_or_too_big_to_copy_runs_on_one_thre
     let many = repo_scenario("scenarios/many-flows.toml", "1s", &[("record.memory_limit", "1.9MB".into())]);
     assert_eq!(run_on(&many, 2).summary.run.threads, 2);
 }
+
+#[test]
+fn a_run_on_two_threads_reports_progress_between_steps_and_stops_when_asked() {
+    // 0.5 % of 10^6 s is one progress step: far more than a test may wait for. Two threads stop
+    // at a pause once they have run 2^20 events together, report, and abort when told.
+    let value = repo_scenario("benches/scenarios/c-cubic.toml", "1000000s", &[("sample_interval", "1000s".into())]);
+    let scenario = resolve(value).expect("valid");
+    let mut reports = Vec::new();
+    let outcome = run(scenario, 2, |fraction| {
+        reports.push(fraction);
+        if fraction > 0.0 {
+            Err("stop".into())
+        } else {
+            Ok(())
+        }
+    });
+    assert!(matches!(outcome, Err(tcplab_sim::RunError::Aborted(_))));
+    let last = *reports.last().expect("a report");
+    assert!(last > 0.0 && last < 1e-4, "{last}");
+}
