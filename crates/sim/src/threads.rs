@@ -118,7 +118,7 @@ pub fn run_until(world: &mut World, partner: &mut World, until: SimTime, max_eve
             assert!(wait_for(&shared.done, round, &shared.abandoned), "the worker thread failed");
             let mut partner = shared.partner.lock().expect("the worker does not panic holding the world");
             match stop {
-                Stop::Crossing => cross(world, &mut partner),
+                Stop::Crossing => world.cross(Some(&mut partner)),
                 Stop::Sample => {
                     partner.swap_readings(&mut world.peer_readings);
                     taken = sample;
@@ -184,26 +184,4 @@ fn wait_for(counter: &AtomicU64, round: u64, abandoned: &AtomicBool) -> bool {
         }
     }
     true
-}
-
-/// Hands the packets that started on each cut direction to its far end, direction by
-/// direction in ascending order, as a run on one thread does.
-fn cross(world: &mut World, partner: &mut World) {
-    for i in 0..world.regions.cut.len() {
-        let l = world.regions.cut[i];
-        let (from, to) = (world.net.links[l as usize].from, world.net.links[l as usize].to);
-        let (sender, receiver) = (world.regions.group(from), world.regions.group(to));
-        let mut packets = match sender {
-            0 => world.net.links[l as usize].take_outbound(),
-            _ => partner.net.links[l as usize].take_outbound(),
-        };
-        match receiver {
-            0 => world.receive(l, &mut packets),
-            _ => partner.receive(l, &mut packets),
-        }
-        match sender {
-            0 => world.net.links[l as usize].recycle_outbound(packets),
-            _ => partner.net.links[l as usize].recycle_outbound(packets),
-        }
-    }
 }

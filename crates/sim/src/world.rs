@@ -364,14 +364,7 @@ impl World {
                 return false;
             }
             match stop {
-                Stop::Crossing => {
-                    for i in 0..self.regions.cut.len() {
-                        let l = self.regions.cut[i];
-                        let mut packets = self.net.links[l as usize].take_outbound();
-                        self.receive(l, &mut packets);
-                        self.net.links[l as usize].recycle_outbound(packets);
-                    }
-                }
+                Stop::Crossing => self.cross(None),
                 Stop::Sample => {
                     let at = self.sample_instant();
                     self.sample_radio(at);
@@ -411,9 +404,31 @@ impl World {
         self.sched.peek_time().is_none_or(|t| t > last)
     }
 
+    /// Hands the packets that started on each cut direction to its far end, direction by
+    /// direction in ascending order: within this world, or between it and `partner`, the
+    /// other group's world (`crate::threads`), whichever simulates each end.
+    pub(crate) fn cross(&mut self, mut partner: Option<&mut World>) {
+        for i in 0..self.regions.cut.len() {
+            let l = self.regions.cut[i];
+            let (from, to) = (self.net.links[l as usize].from, self.net.links[l as usize].to);
+            let mut packets = match partner.as_deref_mut().filter(|p| p.simulates(from)) {
+                Some(p) => p.net.links[l as usize].take_outbound(),
+                None => self.net.links[l as usize].take_outbound(),
+            };
+            match partner.as_deref_mut().filter(|p| p.simulates(to)) {
+                Some(p) => p.receive(l, &mut packets),
+                None => self.receive(l, &mut packets),
+            }
+            match partner.as_deref_mut().filter(|p| p.simulates(from)) {
+                Some(p) => p.net.links[l as usize].recycle_outbound(packets),
+                None => self.net.links[l as usize].recycle_outbound(packets),
+            }
+        }
+    }
+
     /// The packets that crossed cut direction `l` reach its pipe here (in the order they
     /// started), and its next arrival is scheduled.
-    pub(crate) fn receive(&mut self, l: LinkId, packets: &mut Vec<(SimTime, Packet)>) {
+    fn receive(&mut self, l: LinkId, packets: &mut Vec<(SimTime, Packet)>) {
         for (at, pkt) in packets.drain(..) {
             if let Some(at) = self.net.links[l as usize].receive(at, pkt) {
                 self.sched.schedule(at, Event::LinkArrival(l));
